@@ -1,0 +1,148 @@
+"""Python/numpy values to tensors: ``convert_to_tensor`` and ``constant`` (TF#10, TF#22)."""
+from __future__ import annotations
+
+import numpy as np
+
+from .. import dtypes
+from ..dtypes import DType, as_dtype
+from ..graph.graph import building_graph
+from ..graph.tensor import Tensor, TensorBase
+from ..eager.tensor import EagerTensor
+
+__all__ = ["to_numpy", "to_bytes_array", "convert_to_tensor", "constant",
+           "as_tensor_in", "scalar_or_array"]
+
+_PY_SCALARS = (int, float, bool, str, bytes, list, tuple)
+
+
+def scalar_or_array(arr):
+    """Rank-0 values travel as numpy scalars (TF#13), others as arrays."""
+    return arr[()] if isinstance(arr, np.ndarray) and arr.ndim == 0 else arr
+
+
+def _encode(x):
+    if isinstance(x, bytes):
+        return x
+    if isinstance(x, str):
+        return x.encode("utf-8")
+    if isinstance(x, np.bytes_):
+        return bytes(x)
+    raise TypeError(f"Expected bytes or str in a string tensor, got {type(x).__name__}: {x!r}")
+
+
+def to_bytes_array(value) -> np.ndarray:
+    """Strings as an object array of UTF-8 ``bytes`` (TF#22)."""
+    arr = np.asarray(value, dtype=object) if not isinstance(value, np.ndarray) else value
+    if arr.dtype.kind in "SUO":
+        out = np.empty(arr.shape, dtype=object)
+        flat_in = arr.reshape(-1)
+        flat_out = out.reshape(-1)
+        for i in range(flat_in.size):
+            flat_out[i] = _encode(flat_in[i])
+        return out
+    raise TypeError(f"Cannot convert a {arr.dtype} array to a string tensor.")
+
+
+def _is_stringy(value) -> bool:
+    if isinstance(value, (str, bytes, np.str_, np.bytes_)):
+        return True
+    if isinstance(value, np.ndarray):
+        return value.dtype.kind in "SU" or (value.dtype.kind == "O" and value.size > 0
+                                            and isinstance(value.flat[0], (str, bytes)))
+    if isinstance(value, (list, tuple)) and value:
+        first = value[0]
+        while isinstance(first, (list, tuple)) and first:
+            first = first[0]
+        return isinstance(first, (str, bytes))
+    return False
+
+
+def to_numpy(value, dtype: DType | None = None):
+    """Convert ``value`` to the numpy form a tensor of ``dtype`` holds."""
+    if value is None:
+        raise ValueError("Attempt to convert a value (None) with an unsupported type "
+                         "(<class 'NoneType'>) to a Tensor.")
+    if (dtype is not None and dtype.is_string) or (dtype is None and _is_stringy(value)):
+        return scalar_or_array(to_bytes_array(value))
+    from_python = not isinstance(value, (np.ndarray, np.generic))
+    try:
+        arr = np.asarray(value)
+    except ValueError as e:  # ragged lists
+        raise TypeError(f"Cannot convert {value!r} to a tensor: {e}") from None
+    if arr.dtype.kind == "O" or arr.dtype.kind not in "biuf":
+        raise TypeError(f"Attempt to convert a value ({value!r}) with an unsupported type "
+                        f"({type(value)}) to a Tensor.")
+    if dtype is None:
+        if from_python:
+            if arr.dtype == np.float64:
+                arr = arr.astype(np.float32)
+            elif arr.dtype == np.int64:
+                info = np.iinfo(np.int32)
+                if arr.size == 0 or (arr.min() >= info.min and arr.max() <= info.max):
+                    arr = arr.astype(np.int32)
+        elif arr.dtype not in dtypes._BY_NP:
+            raise TypeError(f"Unsupported numpy data type {arr.dtype} for a tensor.")
+        return scalar_or_array(arr)
+    target = dtype.np_dtype
+    if arr.dtype != target:
+        if from_python and dtype.is_integer and arr.dtype.kind == "f" \
+                and not np.all(np.equal(np.mod(arr, 1), 0)):
+            raise TypeError(f"Cannot convert {value!r} to EagerTensor of dtype {dtype.name}")
+        if from_python and dtype.is_bool and arr.dtype.kind != "b":
+            raise TypeError(f"Cannot convert {value!r} to EagerTensor of dtype bool")
+        arr = arr.astype(target)
+    return scalar_or_array(arr)
+
+
+def convert_to_tensor(value, dtype=None, name=None, dtype_hint=None):
+    """A ``Tensor``/``EagerTensor`` for ``value``; a constant when needed."""
+    dtype = None if dtype is None else as_dtype(dtype)
+    if isinstance(value, TensorBase):
+        if dtype is not None and value.dtype is not dtype:
+            raise ValueError(f"Tensor conversion requested dtype {dtype.name} for Tensor "
+                             f"with dtype {value.dtype.name}: {value!r}")
+        return value
+    if dtype is None and dtype_hint is not None and not isinstance(value, (np.ndarray, np.generic)):
+        try:
+            return constant(value, as_dtype(dtype_hint), name=name)
+        except (TypeError, ValueError):
+            pass
+    return constant(value, dtype, name=name)
+
+
+def constant(value, dtype=None, shape=None, name=None):
+    """A constant: built into the graph when building, else an ``EagerTensor``."""
+    dtype = None if dtype is None else as_dtype(dtype)
+    if isinstance(value, TensorBase):
+        value = np.asarray(value)
+    arr = to_numpy(value, dtype)
+    if isinstance(arr, np.ndarray) and arr is value:
+        arr = arr.copy()  # a constant does not alias the caller's array (TF#49)
+    if shape is not None:
+        arr = scalar_or_array(np.broadcast_to(np.asarray(arr), tuple(shape)).copy()
+                              if np.size(arr) == 1 else np.reshape(arr, tuple(shape)))
+    dt = dtype or as_dtype(np.asarray(arr).dtype if not isinstance(arr, (bytes,)) else object)
+    graph = building_graph()
+    if graph is None:
+        return EagerTensor(arr, dt)
+    return const_in_graph(graph, arr, dt, name)
+
+
+def const_in_graph(graph, value, dtype, name=None) -> Tensor:
+    from .array_ops import CONST
+    if isinstance(value, np.ndarray):
+        value.flags.writeable = False
+    op = graph.create_op(CONST, (), {"value": value, "dtype": dtype}, name=name or "Const",
+                         out_specs=[(dtype, np.shape(value))])
+    return op.outputs[0]
+
+
+def as_tensor_in(value, graph, dtype=None):
+    """``value`` as a symbolic tensor of ``graph`` (eager values become constants)."""
+    if isinstance(value, Tensor):
+        return value
+    if isinstance(value, EagerTensor):
+        return const_in_graph(graph, value._value, value.dtype)
+    dt = None if dtype is None else as_dtype(dtype)
+    arr = to_numpy(value, dt)
+    return const_in_graph(graph, arr, dt or as_dtype(np.asarray(arr).dtype))

@@ -1,0 +1,397 @@
+"""The seed ops: ``py_func`` / ``numpy_function`` (PyFunc, PyFuncStateless) and
+``py_function`` (EagerPyFunc), in graphs and eagerly.
+
+Wrapped functions are kept in a ``Callback`` holder; a weak registry maps the
+op's token to it so an imported graph can find a function still alive in this
+process (TF#51). Function bodies are never serialized.
+"""
+from __future__ import annotations
+
+import bdb
+import functools
+import itertools
+import traceback
+import weakref
+
+import numpy as np
+
+from ..dtypes import as_dtype
+from ..errors import InternalError, InvalidArgumentError, OpError, error_for_exception
+from ..graph.graph import building_graph, eager_mode
+from ..graph.shape import UNKNOWN
+from ..graph.tensor import Tensor, TensorBase
+from ..eager.tensor import EagerTensor
+from ..eager import tape as tape_mod
+from .convert import as_tensor_in, convert_to_tensor
+from .registry import OpDef, register
+from .script_results import convert_eager_results, strict_checker
+
+__all__ = ["py_func", "numpy_function", "py_function", "Callback", "callback_registry"]
+
+_tokens = itertools.count()
+callback_registry: "weakref.WeakValueDictionary[str, Callback]" = weakref.WeakValueDictionary()
+
+
+class Callback:
+    """Holds a wrapped function (many, like numpy ufuncs, cannot be weakly referenced)."""
+
+    __slots__ = ("func", "token", "qualname", "__weakref__")
+
+    def __init__(self, func, token: str, qualname: str):
+        self.func = func
+        self.token = token
+        self.qualname = qualname
+
+
+def qualified_name(func) -> str:
+    module = getattr(func, "__module__", None) or type(func).__module__
+    name = getattr(func, "__qualname__", None) or getattr(func, "__name__", None) \
+        or type(func).__qualname__
+    return f"{module}:{name}"
+
+
+def new_callback(func) -> Callback:
+    token = f"pyfunc_{next(_tokens)}"
+    cb = Callback(func, token, qualified_name(func))
+    callback_registry[token] = cb
+    return cb
+
+
+# -- exceptions from wrapped functions (TF#33, TF#34) ---------------------
+
+def map_exception(exc: BaseException) -> OpError:
+    """The TF error for an exception raised by a wrapped function; message holds the traceback."""
+    core = f"{type(exc).__name__}: {exc}\n" + "".join(
+        chunk + "\n" for chunk in traceback.format_exception(exc))
+    return error_for_exception(exc)(None, None, core)
+
+
+def _missing_callback(op):
+    cb = op.attrs.get("callback")
+    name = op.attrs.get("func_name", "?")
+    return InvalidArgumentError(
+        None, op, f"ValueError: Could not find callback with key={op.attrs['token']} in the "
+        f"registry: the Python function {name} used by op '{op.name}' ({op.type}) is not "
+        "registered in this process. Function bodies are not serialized; rebuild the graph "
+        "here, or import with import_graph_def(..., resolve_functions=True) to re-bind "
+        "module-level functions by module:qualname.") if cb is None else None
+
+
+# -- kernels --------------------------------------------------------------
+
+def _bind_pyfunc(op):
+    """Kernel for PyFunc/PyFuncStateless: call func on numpy values, check strictly."""
+    cb = op.attrs.get("callback")
+    if cb is None:
+        def missing(*args):
+            raise _missing_callback(op)
+        return missing
+    func = cb.func
+    check = strict_checker(op.attrs["Tout"], op.attrs["token"])
+
+    def kernel(*args):
+        try:
+            ret = func(*args)
+        except bdb.BdbQuit:
+            raise
+        except Exception as e:
+            raise map_exception(e) from e
+        try:
+            return check(ret)
+        except OpError:
+            raise
+        except Exception as e:  # numpy conversion failures of odd returns
+            raise InternalError(None, None, f"Unsupported object type {type(ret).__name__}") from e
+    return kernel
+
+
+def _bind_eager_pyfunc(op):
+    """Kernel for EagerPyFunc: func gets EagerTensors; a tape is kept when a gradient needs it."""
+    if op.attrs.get("is_grad"):
+        return _bind_eager_pyfunc_grad(op)
+    cb = op.attrs.get("callback")
+    if cb is None:
+        def missing(ctx, *args):
+            raise _missing_callback(op)
+        return missing
+    func, touts, token = cb.func, op.attrs["Tout"], op.attrs["token"]
+    tins = [t.dtype for t in op.inputs]
+    n_out = len(touts)
+
+    def kernel(ctx, *args):
+        ins = [EagerTensor(a, dt) for a, dt in zip(args, tins)]
+        want_tape = bool(op._grad_consumers)
+        outs, tape = call_eagerly(func, ins, touts, token, want_tape)
+        if want_tape:
+            ctx.tapes[op] = (tape, ins, outs)
+        if n_out == 1:
+            return outs[0]._value
+        return tuple(o._value for o in outs) if n_out else None
+    return kernel
+
+
+def call_eagerly(func, ins, touts, token, want_tape):
+    """Run a py_function body eagerly (outer tapes paused); maybe record a tape."""
+    tape = tape_mod.GradientTape(persistent=True) if want_tape else None
+    with eager_mode(), tape_mod.isolated(tape):
+        if tape is not None:
+            tape.watch(ins)
+        try:
+            ret = func(*ins)
+        except bdb.BdbQuit:
+            raise
+        except Exception as e:
+            raise map_exception(e) from e
+        outs = convert_eager_results(ret, touts, token)
+    return outs, tape
+
+
+def tape_vjp(tape, ins, outs, grad_values):
+    """Input gradients of a recorded py_function call; zeros where unconnected (TF#47)."""
+    seeds = [EagerTensor(g, o.dtype) if not isinstance(g, EagerTensor) else g
+             for g, o in zip(grad_values, outs)]
+    float_ins = [x for x in ins if x.dtype.is_floating]
+    with eager_mode(), tape_mod.isolated(None):
+        grads = tape.gradient(outs, float_ins, output_gradients=seeds,
+                              unconnected_gradients="zero")
+    return grads
+
+
+def _bind_eager_pyfunc_grad(op):
+    fwd = op.attrs["forward"]
+    n_out = len(op.outputs)
+
+    def kernel(ctx, *grad_values):
+        entry = ctx.tapes.pop(fwd, None)
+        if entry is None:
+            raise InternalError(None, None, f"the gradient of op '{fwd.name}' ran without its "
+                                "forward call in the same run")
+        grads = tape_vjp(*entry, grad_values)
+        values = [g._value for g in grads]
+        return values[0] if n_out == 1 else tuple(values)
+    return kernel
+
+
+def _g_pyfunc(op, inputs, outputs, grads):
+    return [None] * len(inputs)
+
+
+def _g_eager_pyfunc(op, inputs, outputs, grads):
+    """Gradient op for a graph py_function: another EagerPyFunc replaying its tape."""
+    from ..graph.graph import control_dependencies
+    if op.attrs.get("is_grad"):
+        return [None] * len(inputs)  # only first order (TF#46)
+    float_idx = [i for i, x in enumerate(inputs) if x.dtype.is_floating]
+    if not float_idx:
+        return [None] * len(inputs)
+    graph = op.graph
+    with control_dependencies([op]):
+        grad_op = graph.create_op(
+            EAGER_PY_FUNC, list(grads),
+            {"is_grad": True, "forward": op, "token": f"pyfunc_{next(_tokens)}",
+             "Tout": tuple(inputs[i].dtype for i in float_idx)},
+            name=f"{op.name}_grad",
+            out_specs=[(inputs[i].dtype, UNKNOWN) for i in float_idx])
+    op._grad_consumers = op._grad_consumers + (grad_op,)
+    result = [None] * len(inputs)
+    for out, i in zip(grad_op.outputs, float_idx):
+        result[i] = out
+    return result
+
+
+def _infer_tout(attrs, inputs):
+    return [(dt, UNKNOWN) for dt in attrs["Tout"]]
+
+
+def _cse_pyfunc(op):
+    cb = op.attrs.get("callback")
+    return None if cb is None else (id(cb.func), tuple(d.name for d in op.attrs["Tout"]))
+
+
+def _no_kernel(attrs):
+    raise InternalError(None, None, "script ops bind their kernel to the op")
+
+
+PY_FUNC = register(OpDef("PyFunc", kernel=_no_kernel, bind=_bind_pyfunc, infer=_infer_tout,
+                         grad=None, stateful=True, extra={"blocks_gradient": True}))
+PY_FUNC_STATELESS = register(OpDef("PyFuncStateless", kernel=_no_kernel, bind=_bind_pyfunc,
+                                   infer=_infer_tout, grad=None, cse_key=_cse_pyfunc,
+                                   extra={"blocks_gradient": True}))
+EAGER_PY_FUNC = register(OpDef("EagerPyFunc", kernel=_no_kernel, bind=_bind_eager_pyfunc,
+                               infer=_infer_tout, grad=_g_eager_pyfunc, stateful=True,
+                               needs_ctx=True))
+
+# -- argument checks (TF#6, TF#7, TF#9) ------------------------------------
+
+
+def _parse_tout(Tout):
+    if isinstance(Tout, (list, tuple)):
+        return tuple(as_dtype(t) for t in Tout), False
+    return (as_dtype(Tout),), True
+
+
+def _missing_tout(api: str):
+    return TypeError(f"Missing required argument: 'Tout'\n  If using tf.{api} as a decorator, "
+                     f"set `Tout`\n  **by name** above the function:\n  `@tf.{api}(Tout=tout)`")
+
+
+def _check_callable(func):
+    if not callable(func):
+        raise ValueError(f"Expected func to be callable. Received func={func!r} of type "
+                         f"{type(func)}.")
+
+
+def _decorator_or_call(api, build, func, inp, Tout, **kw):
+    from ..dtypes import DType
+    if func is None or isinstance(func, DType):
+        if func is not None or Tout is None:
+            raise _missing_tout(api)
+        if inp is not None:
+            raise TypeError(f"Don't set the `inp` argument when using tf.{api} as a decorator "
+                            "(`func=None`).")
+
+        def decorator(f):
+            @functools.wraps(f)
+            def wrapper(*args):
+                return build(f, list(args), Tout, **kw)
+            return wrapper
+        return decorator
+    if inp is None:
+        raise TypeError("Missing argument `inp`:\n  You must set the `inp` argument (the list of "
+                        "arguments to the\n  function), unless you use "
+                        f"`tf.{api}` as a decorator(`func=None`).")
+    if Tout is None:
+        raise _missing_tout(api)
+    return build(func, inp, Tout, **kw)
+
+
+def _graph_for(inp):
+    for x in inp:
+        if isinstance(x, Tensor):
+            return x.op.graph
+    return building_graph()
+
+
+def _graph_inputs(inp, graph, op_type):
+    out = []
+    for x in inp:
+        try:
+            out.append(as_tensor_in(x, graph))
+        except (TypeError, ValueError):
+            raise TypeError(f"Tensors in list passed to 'input' of '{op_type}' Op have types "
+                            f"[<NOT CONVERTIBLE TO TENSOR>] that are invalid. Tensors: {inp!r}") from None
+    return out
+
+
+def _finish(op, single, stateless=False):
+    if tape_mod.recording():
+        tape_mod.record(op, op.inputs, op.outputs)
+    if not op.outputs and not single:
+        return [] if stateless else op
+    return op.outputs[0] if single else list(op.outputs)
+
+
+# -- py_func / numpy_function ------------------------------------------------
+
+def _build_numpy_function(func, inp, Tout, stateful=True, name=None):
+    _check_callable(func)
+    inp = list(inp)
+    graph = _graph_for(inp)
+    if graph is None:
+        return _eager_numpy_function(func, inp)
+    touts, single = _parse_tout(Tout)
+    op_def = PY_FUNC if stateful else PY_FUNC_STATELESS
+    tensors = _graph_inputs(inp, graph, op_def.name)
+    cb = new_callback(func)
+    graph._keep_alive(cb)
+    op = graph.create_op(op_def, tensors, {
+        "token": cb.token, "Tout": touts, "Tin": tuple(t.dtype for t in tensors),
+        "callback": cb, "func_name": cb.qualname}, name=name,
+        out_specs=[(dt, UNKNOWN) for dt in touts])
+    return _finish(op, single, stateless=not stateful)
+
+
+def _eager_numpy_function(func, inp):
+    """Eager TF2: call at once on copies, results not checked against Tout (TF#14, TF#32)."""
+    args = [np.array(x._value) if isinstance(x, EagerTensor) else np.array(x) for x in inp]
+    ret = func(*args)
+    if ret is None:
+        return None
+    flat = _flatten_result(ret)
+    tensors = [convert_to_tensor(v) for v in flat]
+    return tensors[0] if len(tensors) == 1 else tensors
+
+
+def _flatten_result(ret) -> list:
+    if isinstance(ret, dict):
+        return [y for k in sorted(ret) for y in _flatten_result(ret[k])]
+    if isinstance(ret, (list, tuple)):
+        return [y for item in ret for y in _flatten_result(item)]
+    return [ret]
+
+
+def py_func(func, inp, Tout, stateful=True, name=None):
+    """``compat.v1.py_func``: wrap a numpy function as an op (see SPEC §2)."""
+    return _build_numpy_function(func, inp, Tout, stateful=stateful, name=name)
+
+
+def numpy_function(func=None, inp=None, Tout=None, stateful=True, name=None):
+    """Wrap a function of numpy arrays as an op; also a decorator (``func=None``)."""
+    return _decorator_or_call("numpy_function", _build_numpy_function, func, inp, Tout,
+                              stateful=stateful, name=name)
+
+
+# -- py_function ------------------------------------------------------------------
+
+def _build_py_function(func, inp, Tout, name=None):
+    _check_callable(func)
+    inp = list(inp)
+    touts, single = _parse_tout(Tout)
+    graph = _graph_for(inp)
+    if graph is None:
+        return _eager_py_function(func, inp, touts, single)
+    tensors = _graph_inputs(inp, graph, "EagerPyFunc")
+    cb = new_callback(func)
+    graph._keep_alive(cb)
+    op = graph.create_op(EAGER_PY_FUNC, tensors, {
+        "token": cb.token, "Tout": touts, "Tin": tuple(t.dtype for t in tensors),
+        "callback": cb, "func_name": cb.qualname}, name=name,
+        out_specs=[(dt, UNKNOWN) for dt in touts])
+    return _finish(op, single)
+
+
+def _eager_py_function(func, inp, touts, single):
+    user_ins = [x if isinstance(x, TensorBase) else convert_to_tensor(x) for x in inp]
+    ins = [EagerTensor(x._value, x.dtype) for x in user_ins]
+    recording = tape_mod.recording()
+    outs, tape = call_eagerly(func, ins, touts, "EagerPyFunc", recording)
+    if recording and outs:
+        record = _EagerPyFuncRecord(tape, ins)
+        tape_mod.record(record, user_ins, outs)
+    if single:
+        return outs[0]
+    return outs
+
+
+class _EagerPyFuncRecord:
+    """Tape entry for an eager py_function: its gradient replays the inner tape."""
+
+    __slots__ = ("tape", "ins", "name", "type", "op_def", "attrs")
+
+    def __init__(self, tape, ins):
+        self.tape, self.ins = tape, ins
+        self.name = self.type = "EagerPyFunc"
+        self.op_def = EAGER_PY_FUNC
+        self.attrs = {}
+
+    def custom_grad(self, op, inputs, outputs, grads):
+        float_grads = iter(tape_vjp(self.tape, self.ins, outputs, grads))
+        return [next(float_grads) if x.dtype.is_floating else None for x in inputs]
+
+
+def py_function(func=None, inp=None, Tout=None, name=None):
+    """Wrap a function of ``EagerTensor``s as a once-differentiable op; also a decorator."""
+    return _decorator_or_call("py_function", _build_py_function, func, inp, Tout, name=name)
+
+
+eager_py_func = py_function

@@ -1,0 +1,127 @@
+"""Turning what a wrapped function returned into output values.
+
+``py_func``/``numpy_function`` in a graph: split as TF does, then check the
+count and each dtype exactly — never cast (TF#17–23). ``py_function``: convert
+each result to its ``Tout`` like ``convert_to_tensor`` (TF#26–28).
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from ..dtypes import _BY_NP, DType
+from ..errors import InternalError, InvalidArgumentError, UnknownError
+from .convert import convert_to_tensor, scalar_or_array, to_bytes_array
+
+__all__ = ["strict_checker", "split_strict", "convert_eager_results"]
+
+
+def _dtype_name(arr) -> str:
+    dt = arr.dtype
+    if dt.kind in "SUO":
+        return "string"
+    found = _BY_NP.get(dt)
+    return found.name if found is not None else str(dt)
+
+
+def _count_error(token: str, got: int, want: int):
+    return InvalidArgumentError(None, None, f"{token} returns {got} values, but expects to see "
+                                f"{want} values.")
+
+
+def _to_array(value) -> np.ndarray:
+    """One returned value as an array, rejecting what TF cannot hold (TF#23)."""
+    arr = np.asarray(value)
+    if arr.dtype.names is not None or arr.dtype.kind == "V":
+        raise InternalError(None, None, "Unsupported numpy data type")
+    if arr.dtype.kind == "O":
+        for item in arr.reshape(-1):
+            if not isinstance(item, (bytes, str, np.bytes_, np.str_)):
+                raise InternalError(None, None, f"Unsupported object type {type(item).__name__}")
+    if arr.dtype.kind not in "biufcSUO":
+        raise InternalError(None, None, f"Unsupported numpy data type {arr.dtype}")
+    return arr
+
+
+def split_strict(ret) -> list:
+    """Split a return value into outputs as TF's registry does (TF#17, TF#21)."""
+    if ret is None:
+        return []
+    if isinstance(ret, bytes):
+        return [_to_array(ret)]
+    if isinstance(ret, (list, tuple)):
+        return [_to_array(v) for v in ret]
+    if isinstance(ret, np.ndarray) and ret.dtype.kind == "O" and ret.ndim == 0 and ret[()] is None:
+        return []
+    return [_to_array(ret)]
+
+
+def _check_one(arr: np.ndarray, want: DType, index: int, token: str):
+    if want.is_string:
+        if arr.dtype.kind not in "SUO":
+            raise _dtype_error(index, token, _dtype_name(arr), want)
+        return scalar_or_array(to_bytes_array(arr))
+    if arr.dtype != want.np_dtype:
+        raise _dtype_error(index, token, _dtype_name(arr), want)
+    return scalar_or_array(arr)
+
+
+def _dtype_error(index, token, got, want):
+    hint = ("py_func/numpy_function never cast results: return e.g. "
+            f"`np.asarray(result, dtype=np.{want.np_dtype.name if not want.is_string else 'object_'})`"
+            " or change Tout.")
+    return InvalidArgumentError(None, None, f"{index}-th value returned by {token} is {got}, "
+                                f"but expects {want.name}\nHint: {hint}")
+
+
+def strict_checker(touts: tuple, token: str):
+    """The per-op result check for py_func/numpy_function; fast path for one plain output."""
+    n = len(touts)
+
+    def check(ret):
+        arrays = split_strict(ret)
+        if len(arrays) != n:
+            raise _count_error(token, len(arrays), n)
+        values = [_check_one(a, dt, i, token) for i, (a, dt) in enumerate(zip(arrays, touts))]
+        return values[0] if n == 1 else (tuple(values) if n else None)
+
+    if n != 1 or touts[0].is_string:
+        return check
+    np_dtype = touts[0].np_dtype
+    scalar_type = np_dtype.type
+    ndarray = np.ndarray
+
+    def check1(ret):
+        cls = ret.__class__
+        if cls is scalar_type:
+            return ret
+        if cls is ndarray and ret.dtype == np_dtype and ret.ndim:
+            return ret
+        return check(ret)
+    return check1
+
+
+def convert_eager_results(ret, touts: tuple, token: str) -> list:
+    """py_function results as ``EagerTensor``s of ``touts`` (TF#26–28)."""
+    from ..graph.tensor import Tensor
+    if not touts:
+        if ret is None:
+            return []
+        raise UnknownError(None, None, "IndexError: list index out of range")
+    if ret is None:
+        values = []
+    elif isinstance(ret, (list, tuple)):
+        values = list(ret)
+    else:
+        values = [ret]
+    if len(values) < len(touts):
+        raise _count_error(token, len(values), len(touts))
+    out = []
+    for v, dt in zip(values, touts):  # extra values are dropped, as TF's zip does
+        if isinstance(v, Tensor):
+            raise InvalidArgumentError(None, None, f"TypeError: {v!r} is out of scope and cannot "
+                                       "be used here: a py_function body runs eagerly.")
+        try:
+            out.append(convert_to_tensor(v, dt))
+        except (TypeError, ValueError) as e:
+            raise InvalidArgumentError(None, None, f"{type(e).__name__}: {e}") from e
+    return out

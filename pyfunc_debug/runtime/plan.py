@@ -1,0 +1,166 @@
+"""Plan: what one (fetches, feeds) signature runs, compiled once and reused.
+
+Pruned to the ops the fetches need, in topological (= creation) order, with
+identical stateless ops sharing one execution (CSE) and stateless ops on
+constants folded: run on the first call and cached in ``fold_cache``
+(a Session's or a function's) for later runs (TF#38, TF#41).
+"""
+from __future__ import annotations
+
+import threading
+from dataclasses import dataclass, field
+
+from ..errors import InvalidArgumentError, op_context
+from ..graph.operation import Operation
+from ..graph.tensor import Tensor
+
+__all__ = ["Plan", "Step", "compile_plan"]
+
+# Step modes: how the executor calls the kernel (fixed arity avoids building a list).
+ARGS0, ARGS1, ARGS2, ARGSN = 0, 1, 2, 3
+
+
+@dataclass(eq=False)
+class Step:
+    """One op to run: kernel, input slots, output slots."""
+
+    op: Operation
+    kernel: object
+    in_slots: tuple
+    out_slots: tuple
+    needs_ctx: bool
+    deps: tuple = ()  # indices of steps that must finish first (parallel runs)
+
+    def as_tuple(self) -> tuple:
+        n_in = len(self.in_slots)
+        mode = ARGSN if self.needs_ctx or n_in > 2 else n_in
+        ins = self.in_slots[0] if mode == ARGS1 else self.in_slots
+        single = len(self.out_slots) == 1
+        outs = self.out_slots[0] if single else self.out_slots
+        return (self.kernel, ins, outs, mode, single, self.needs_ctx, self.op)
+
+
+@dataclass(eq=False)
+class Plan:
+    """A compiled run: the template of slot values, the steps, where fetches are."""
+
+    graph: object
+    n_slots: int
+    template: list
+    steps: list
+    fast_steps: tuple
+    feed_slots: tuple            # (slot, tensor) per feed key, in key order
+    fetch_slots: tuple           # slot per flattened fetch, None for an Operation
+    fold_steps: list             # steps run once, their outputs cached
+    fold_cache: dict
+    aliases: dict = field(default_factory=dict)   # de-duplicated op -> op that ran
+    folded: set = field(default_factory=set)       # ops whose value came from the fold cache
+    lock: threading.Lock = field(default_factory=threading.Lock)
+    folds_done: bool = False
+
+    @property
+    def ops(self) -> list:
+        return [s.op for s in self.steps]
+
+
+def _needed_ops(fetch_ops, fed: set) -> list:
+    seen, stack = {}, list(fetch_ops)
+    while stack:
+        op = stack.pop()
+        if id(op) in seen:
+            continue
+        seen[id(op)] = op
+        for t in op.inputs:
+            if id(t) not in fed:
+                stack.append(t.op)
+        stack.extend(op.control_inputs)
+    return sorted(seen.values(), key=lambda op: op._id)
+
+
+def _missing_feed(op) -> InvalidArgumentError:
+    dt = op.attrs["dtype"].name
+    shape = op.attrs["shape"]
+    return InvalidArgumentError(
+        None, op, f"You must feed a value for placeholder tensor '{op.name}' with dtype {dt}"
+        f"{'' if shape.dims is None else f' and shape {list(shape.dims)}'} "
+        f"({op_context(op)}).")
+
+
+def compile_plan(graph, fetches: list, feeds: list, fold_cache: dict) -> Plan:
+    """Compile ``fetches`` (Tensors/Operations) given fed ``feeds`` (Tensors)."""
+    fed = {id(t) for t in feeds}
+    fetch_ops = [f.op if isinstance(f, Tensor) else f for f in fetches
+                 if not (isinstance(f, Tensor) and id(f) in fed)]
+    ops = _needed_ops(fetch_ops, fed)
+    slot_of: dict[int, int] = {}
+    template: list = []
+
+    def new_slot(tensor, value=None):
+        slot_of[id(tensor)] = len(template)
+        template.append(value)
+
+    feed_slots = []
+    for t in feeds:
+        if id(t) not in slot_of:
+            new_slot(t)
+        feed_slots.append((slot_of[id(t)], t))
+
+    canonical: dict = {}
+    aliases, folded, constant_ops = {}, set(), set()
+    steps, fold_steps = [], []
+    step_of_op: dict[int, int] = {}
+    producer: dict[int, int] = {}  # slot -> index of the step writing it
+    for op in ops:
+        if op.type == "Placeholder" and any(id(o) not in fed for o in op.outputs):
+            raise _missing_feed(op)
+        in_slots = tuple(slot_of[id(t)] for t in op.inputs)
+        op_def = op.op_def
+        key = None
+        if op_def.cse_key is not None and not op_def.stateful:
+            k = op_def.cse_key(op)
+            if k is not None:
+                key = (op_def.name, in_slots, k,
+                       tuple(sorted(id(c) for c in op.control_inputs)))
+                if key in canonical:
+                    first = canonical[key]
+                    aliases[op] = first
+                    for mine, theirs in zip(op.outputs, first.outputs):
+                        slot_of[id(mine)] = slot_of[id(theirs)]
+                    continue
+                canonical[key] = op
+        if op.type == "Const":
+            constant_ops.add(op)
+            new_slot(op.outputs[0], op.attrs["value"])
+            continue
+        if op in fold_cache:
+            folded.add(op)
+            constant_ops.add(op)
+            for t, v in zip(op.outputs, fold_cache[op]):
+                new_slot(t, v)
+            continue
+        for t in op.outputs:
+            if id(t) not in slot_of:
+                new_slot(t)
+        kernel = op_def.bind(op) if op_def.bind is not None else op_def.kernel(op.attrs)
+        step = Step(op, kernel, in_slots, tuple(slot_of[id(t)] for t in op.outputs),
+                    op_def.needs_ctx)
+        foldable = (key is not None and not op.control_inputs and
+                    all(t.op in constant_ops for t in op.inputs))
+        if foldable:
+            constant_ops.add(op)
+            fold_steps.append(step)
+            continue
+        deps = {producer[s] for s in in_slots if s in producer}
+        for c in op.control_inputs:
+            c = aliases.get(c, c)
+            if id(c) in step_of_op:
+                deps.add(step_of_op[id(c)])
+        step.deps = tuple(sorted(deps))
+        step_of_op[id(op)] = len(steps)
+        for s in step.out_slots:
+            producer[s] = len(steps)
+        steps.append(step)
+    fetch_slots = tuple(slot_of[id(f)] if isinstance(f, Tensor) else None for f in fetches)
+    return Plan(graph, len(template), template, steps,
+                tuple(s.as_tuple() for s in steps), tuple(feed_slots), fetch_slots,
+                fold_steps, fold_cache, aliases, folded)

@@ -1,0 +1,154 @@
+"""``as_graph_def`` / ``import_graph_def``: graphs as JSON-able dicts.
+
+Python function bodies are not serialized (the seeds' documented limit): a
+script op keeps its token and ``module:qualname``. On import it re-binds to a
+function still registered in this process under that token, or — only with
+``resolve_functions=True`` — to the module-level function of that name. Nothing
+is ever unpickled or evaluated.
+"""
+from __future__ import annotations
+
+import base64
+import importlib
+
+import numpy as np
+
+from .dtypes import DType, as_dtype
+from .graph.graph import get_default_graph
+from .graph.operation import Operation
+from .graph.shape import TensorShape
+from .graph.source import SourceLocation
+from .ops.registry import lookup
+from .ops.script_ops import Callback, callback_registry
+
+__all__ = ["graph_to_dict", "import_graph_def", "GRAPH_DEF_VERSION"]
+
+GRAPH_DEF_VERSION = 1
+_SKIP_ATTRS = {"callback", "static_shape"}
+
+
+def _encode_value(v):
+    if isinstance(v, DType):
+        return {"dtype": v.name}
+    if isinstance(v, TensorShape):
+        return {"shape": None if v.dims is None else list(v.dims)}
+    if isinstance(v, Operation):
+        return {"op": v.name}
+    if isinstance(v, (np.ndarray, np.generic, bytes)):
+        arr = np.asarray(v, dtype=object if isinstance(v, bytes) else None)
+        if arr.dtype.kind == "O":
+            values = [base64.b64encode(b).decode("ascii") for b in arr.reshape(-1)]
+            return {"tensor": {"dtype": "string", "shape": list(arr.shape), "b64": values}}
+        return {"tensor": {"dtype": as_dtype(arr.dtype).name, "shape": list(arr.shape),
+                           "values": arr.reshape(-1).tolist()}}
+    if isinstance(v, tuple):
+        return {"tuple": [_encode_value(x) for x in v]}
+    if v is None or isinstance(v, (bool, int, float, str)):
+        return v
+    raise TypeError(f"cannot serialize attr value {v!r}")
+
+
+def _decode_value(v, ops_by_name):
+    if not isinstance(v, dict):
+        return v
+    if "dtype" in v and len(v) == 1:
+        return as_dtype(v["dtype"])
+    if "shape" in v and len(v) == 1:
+        return TensorShape(v["shape"])
+    if "op" in v:
+        return ops_by_name[v["op"]]
+    if "tuple" in v:
+        return tuple(_decode_value(x, ops_by_name) for x in v["tuple"])
+    if "tensor" in v:
+        t = v["tensor"]
+        if t["dtype"] == "string":
+            flat = np.empty(len(t["b64"]), dtype=object)
+            flat[:] = [base64.b64decode(s) for s in t["b64"]]
+            arr = flat.reshape(t["shape"])
+        else:
+            arr = np.asarray(t["values"], dtype=as_dtype(t["dtype"]).np_dtype).reshape(t["shape"])
+        return arr[()] if arr.ndim == 0 else arr
+    raise ValueError(f"unknown attr encoding {v!r}")
+
+
+def graph_to_dict(graph) -> dict:
+    nodes = []
+    for op in graph.get_operations():
+        nodes.append({
+            "name": op.name, "op": op.type, "device": op.device,
+            "input": [t.name for t in op.inputs] + [f"^{c.name}" for c in op.control_inputs],
+            "attr": {k: _encode_value(v) for k, v in op.attrs.items() if k not in _SKIP_ATTRS},
+            "source": op.source.to_json(),
+        })
+    return {"versions": {"producer": GRAPH_DEF_VERSION}, "node": nodes}
+
+
+def _resolve(qualname: str):
+    module_name, _, attr_path = qualname.partition(":")
+    if "<locals>" in attr_path or "<lambda>" in attr_path or not attr_path:
+        return None
+    try:
+        obj = importlib.import_module(module_name)
+        for part in attr_path.split("."):
+            obj = getattr(obj, part)
+    except (ImportError, AttributeError):
+        return None
+    return obj if callable(obj) else None
+
+
+def _callback_for(attrs, resolve_functions):
+    cb = callback_registry.get(attrs["token"])
+    if cb is not None:
+        return cb
+    if resolve_functions:
+        func = _resolve(attrs.get("func_name", ""))
+        if func is not None:
+            cb = Callback(func, attrs["token"], attrs["func_name"])
+            callback_registry.setdefault(attrs["token"], cb)
+            return cb
+    return None
+
+
+def import_graph_def(graph_def, input_map=None, return_elements=None, name="import",
+                     resolve_functions=False):
+    """Rebuild ``graph_def`` into the default graph, names prefixed ``name/``."""
+    if not isinstance(graph_def, dict) or "node" not in graph_def:
+        raise ValueError("import_graph_def expects the dict made by Graph.as_graph_def().")
+    graph = get_default_graph()
+    prefix = f"{name}/" if name else ""
+    input_map = {k if ":" in k else f"{k}:0": v for k, v in (input_map or {}).items()}
+    ops_by_name, tensors = {}, {}
+    for node in graph_def["node"]:
+        op_def = lookup(node["op"])
+        inputs, controls = [], []
+        for ref in node["input"]:
+            if ref.startswith("^"):
+                controls.append(ops_by_name[ref[1:]])
+            else:
+                inputs.append(input_map[ref] if ref in input_map else tensors[ref])
+        attrs = {k: _decode_value(v, ops_by_name) for k, v in node["attr"].items()}
+        if "token" in attrs and not attrs.get("is_grad"):
+            cb = _callback_for(attrs, resolve_functions)
+            attrs["callback"] = cb
+            if cb is not None:
+                graph._keep_alive(cb)
+        with graph.control_dependencies(controls), graph.device(node.get("device", "")):
+            specs = _out_specs(op_def, attrs, inputs)
+            op = graph.create_op(op_def, inputs, attrs, name=prefix + node["name"],
+                                 out_specs=specs, source=SourceLocation(*node["source"]))
+        if attrs.get("is_grad"):
+            fwd = attrs["forward"]
+            fwd._grad_consumers = fwd._grad_consumers + (op,)
+        ops_by_name[node["name"]] = op
+        for i, t in enumerate(op.outputs):
+            tensors[f"{node['name']}:{i}"] = t
+    if return_elements is None:
+        return None
+    return [tensors[r] if ":" in r else ops_by_name[r] for r in return_elements]
+
+
+def _out_specs(op_def, attrs, inputs):
+    if op_def.name == "Placeholder":
+        return [(attrs["dtype"], attrs["shape"])]
+    return op_def.infer(attrs, inputs)
+
