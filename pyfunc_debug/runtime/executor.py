@@ -50,7 +50,7 @@ def run_steps(steps, vals, ctx) -> None:
     """Run compiled step tuples in order over the slot list ``vals``."""
     op = None
     try:
-        for kernel, ins, outs, mode, single, needs_ctx, op in steps:
+        for kernel, ins, outs, mode, single, needs_ctx, frees, op in steps:
             if mode == 1:
                 r = kernel(vals[ins])
             elif mode == 2:
@@ -66,6 +66,9 @@ def run_steps(steps, vals, ctx) -> None:
             elif outs:
                 for s, v in zip(outs, r):
                     vals[s] = v
+            if frees:
+                for s in frees:
+                    vals[s] = None
     except _PASS_THROUGH:
         raise
     except OpError as e:

@@ -14,7 +14,7 @@ __all__ = ["run_parallel"]
 
 def run_parallel(plan, vals, ctx, pool) -> None:
     steps = plan.steps
-    tuples = plan.fast_steps
+    tuples = plan.parallel_steps
     pending = [len(s.deps) for s in steps]
     dependents: list[list[int]] = [[] for _ in steps]
     for i, s in enumerate(steps):

@@ -31,13 +31,14 @@ class Step:
     needs_ctx: bool
     deps: tuple = ()  # indices of steps that must finish first (parallel runs)
 
-    def as_tuple(self) -> tuple:
+    def as_tuple(self, frees: tuple = ()) -> tuple:
+        """The executor's form; ``frees`` are slots to drop after it (last use)."""
         n_in = len(self.in_slots)
         mode = ARGSN if self.needs_ctx or n_in > 2 else n_in
         ins = self.in_slots[0] if mode == ARGS1 else self.in_slots
         single = len(self.out_slots) == 1
         outs = self.out_slots[0] if single else self.out_slots
-        return (self.kernel, ins, outs, mode, single, self.needs_ctx, self.op)
+        return (self.kernel, ins, outs, mode, single, self.needs_ctx, frees, self.op)
 
 
 @dataclass(eq=False)
@@ -48,7 +49,8 @@ class Plan:
     n_slots: int
     template: list
     steps: list
-    fast_steps: tuple
+    fast_steps: tuple            # sequential form, dropping values after their last use
+    parallel_steps: tuple        # same steps without drops (order of reads is not fixed)
     feed_slots: tuple            # (slot, tensor) per feed key, in key order
     fetch_slots: tuple           # slot per flattened fetch, None for an Operation
     fold_steps: list             # steps run once, their outputs cached
@@ -161,6 +163,21 @@ def compile_plan(graph, fetches: list, feeds: list, fold_cache: dict) -> Plan:
             producer[s] = len(steps)
         steps.append(step)
     fetch_slots = tuple(slot_of[id(f)] if isinstance(f, Tensor) else None for f in fetches)
+    frees = _last_uses(steps, set(fetch_slots))
     return Plan(graph, len(template), template, steps,
+                tuple(s.as_tuple(f) for s, f in zip(steps, frees)),
                 tuple(s.as_tuple() for s in steps), tuple(feed_slots), fetch_slots,
                 fold_steps, fold_cache, aliases, folded)
+
+
+def _last_uses(steps, keep: set) -> list:
+    """Per step, the slots no later step reads: dropping them frees big arrays early."""
+    last: dict[int, int] = {}
+    for i, step in enumerate(steps):
+        for s in step.in_slots:
+            last[s] = i
+    frees = [[] for _ in steps]
+    for s, i in last.items():
+        if s not in keep:
+            frees[i].append(s)
+    return [tuple(f) for f in frees]
