@@ -8,10 +8,6 @@ Not ported, and why:
   and the process-wide ``pyfunc_N`` counter: SPEC §2 exposes no attribute API.
 - TF#3 static output shape of the *concrete function*: SPEC only promises
   ``get_concrete_function(...).graph``; the op-level unknown shape is tested (TF#25).
-- TF#8 "returning the Tout=[] Operation from a tf.function raises TypeError":
-  tf.function return validation, not a property of the seed ops.
-- TF#8 ``PyFuncStateless`` with ``Tout=[]`` returning ``[]``: SPEC §2 states one
-  rule for ``Tout=[]`` (the Operation) and does not single out the stateless op.
 - TF#10 Variables in ``inp``: Variables are out of scope (no ``pfd.Variable``).
 - TF#11 the exact ``OperatorNotAllowedInGraphError`` text; only "it is a TypeError".
 """
@@ -207,6 +203,16 @@ def test_tf4_name_scope_prefixes_py_func_names():
     assert z.op.name == "outer/EagerPyFunc"
 
 
+def test_top_level_placeholder_alias_builds_in_default_graph():
+    g = tf.Graph()
+    with g.as_default():
+        x = tf.placeholder(tf.float32, shape=[2], name="xin")
+        y = tf.compat.v1.py_func(lambda a: a + np.float32(1), [x], tf.float32)
+    assert x.graph is g and x.op.type == "Placeholder" and x.name == "xin:0"
+    with _session(g) as sess:
+        np.testing.assert_array_equal(sess.run(y, feed_dict={x: [1.0, 2.0]}), [2.0, 3.0])
+
+
 def test_fetch_by_tensor_name():
     g = tf.Graph()
     with g.as_default():
@@ -258,6 +264,19 @@ def test_tf5_tf_function_traces_once_and_runs_func_every_call():
     for v in (1.0, 2.0, 3.0):
         out = fx(tf.constant(v))
         assert out.numpy() == pytest.approx(v)
+    assert log == ["trace", "run", "run", "run"]
+
+
+def test_tf5_py_function_in_tf_function_not_called_while_tracing():
+    log = []
+
+    @tf.function(input_signature=[tf.TensorSpec(None, tf.float32)])
+    def fx(inp):
+        log.append("trace")
+        return tf.py_function(lambda a: log.append("run") or a, [inp], tf.float32)
+
+    for v in (1.0, 2.0, 3.0):
+        fx(tf.constant(v))
     assert log == ["trace", "run", "run", "run"]
 
 
@@ -367,6 +386,25 @@ def test_tf8_empty_tout_returns_operation_and_run_gives_none(wrapper):
     with _session(g) as sess:
         assert sess.run(op, feed_dict={x: 5.0}) is None
     assert seen == [5.0]
+
+
+def test_tf8_stateless_py_func_with_empty_tout_returns_empty_list():
+    g = tf.Graph()
+    with g.as_default():
+        f = tf.compat.v1.py_func(lambda a: None, [tf.constant(3, dtype=tf.int64)], [],
+                                 stateful=False)
+    assert f == []
+    with _session(g) as sess:
+        assert sess.run(f) == []
+
+
+def test_tf8_tf_function_returning_the_operation_raises_type_error():
+    @tf.function(input_signature=[tf.TensorSpec(None, tf.float32)])
+    def fx(inp):
+        return tf.numpy_function(lambda a: None, [inp], [])
+
+    with pytest.raises(TypeError, match=r"found return value of type Operation"):
+        fx(tf.constant(1.0))
 
 
 def test_tf8_eager_py_function_with_empty_tout_returns_empty_list():

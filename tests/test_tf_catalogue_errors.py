@@ -59,6 +59,13 @@ def _tf_function_mode(func):
     return fx(tf.constant(1.0))
 
 
+def _tf_function_py_function_mode(func):
+    @tf.function(input_signature=[tf.TensorSpec(None, tf.float32)])
+    def fx(inp):
+        return tf.py_function(func, [inp], tf.float32, name="myop")
+    return fx(tf.constant(1.0))
+
+
 MODES = [
     pytest.param(_graph_mode(lambda f, i, t, **k: tf.compat.v1.py_func(f, i, t, **k)),
                  id="session-py_func"),
@@ -68,6 +75,7 @@ MODES = [
                  id="session-py_function"),
     pytest.param(_eager_py_function, id="eager-py_function"),
     pytest.param(_tf_function_mode, id="tf.function-numpy_function"),
+    pytest.param(_tf_function_py_function_mode, id="tf.function-py_function"),
 ]
 GRAPH_MODES = MODES[:3] + MODES[4:]
 
@@ -223,7 +231,8 @@ def test_tf35_message_equals_str_and_names_the_op(run):
     with pytest.raises(tf.errors.OpError) as ei:
         run(_raiser(ValueError("blah")))
     assert ei.value.message == str(ei.value)
-    assert "myop" in ei.value.message
+    # Eager TF names the op type (``[Op:EagerPyFunc]``); graph modes name the node.
+    assert "myop" in ei.value.message or "EagerPyFunc" in ei.value.message
 
 
 @pytest.mark.parametrize("wrapper", [
@@ -266,4 +275,18 @@ def test_tf37_session_is_usable_after_a_py_func_error(wrapper):
                 results.append(type(e).__name__)
         # A different fetch signature after the failure also works.
         assert sess.run(z, feed_dict={x: 4.0}) == pytest.approx(0.5)
+    assert results == [1.0, "UnknownError", 0.5]
+
+
+def test_tf37_tf_function_is_usable_after_a_py_func_error():
+    @tf.function(input_signature=[tf.TensorSpec(None, tf.float32)])
+    def fx(inp):
+        return tf.numpy_function(lambda a: np.float32(1.0 / float(a)), [inp], tf.float32)
+
+    results = []
+    for v in (1.0, 0.0, 2.0):
+        try:
+            results.append(float(fx(tf.constant(v)).numpy()))
+        except tf.errors.OpError as e:
+            results.append(type(e).__name__)
     assert results == [1.0, "UnknownError", 0.5]

@@ -5,7 +5,7 @@ gives ``None`` *and* issues a ``warnings.warn`` naming the blocking op.
 
 Not ported, and why:
 - TF#44/TF#45 ``GradientTape`` inside ``tf.function``: SPEC §2 offers
-  ``GradientTape`` in eager mode only.
+  ``GradientTape`` in eager mode only (``tf.gradients`` inside it is tested).
 - TF#45 complex ``x**2`` gradient: complex dtypes are out of scope.
 - TF#45 ``script_ops.tape_cache`` being empty: TF internal; we check repeated
   runs with different feeds stay correct.
@@ -172,6 +172,16 @@ def test_tf45_py_function_square_gradient_eager_tape():
         tape.watch(x)
         y = tf.py_function(lambda a: a ** 2, [x], tf.float32)
     assert tape.gradient(y, x).numpy() == pytest.approx(6.0)
+
+
+def test_tf45_py_function_gradient_inside_tf_function():
+    @tf.function(input_signature=[tf.TensorSpec(None, tf.float32)])
+    def fx(inp):
+        y = tf.py_function(lambda a: a ** 2, [inp], tf.float32)
+        return tf.gradients(y, inp)[0]
+
+    assert fx(tf.constant(3.0)).numpy() == pytest.approx(6.0)
+    assert fx(tf.constant(-2.0)).numpy() == pytest.approx(-4.0)
 
 
 def test_tf45_two_outputs_gradient():

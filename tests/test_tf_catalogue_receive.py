@@ -102,6 +102,18 @@ def test_tf13_strings_arrive_as_bytes_and_object_arrays_of_bytes():
     assert all(type(e) is bytes for e in vec)
 
 
+def test_tf13_fed_rank0_string_arrives_as_utf8_bytes():
+    got = []
+    g = tf.Graph()
+    with g.as_default():
+        s = tf.compat.v1.placeholder(tf.string)
+        y = tf.compat.v1.py_func(lambda v: got.append(v) or v, [s], tf.string)
+    with _session(g) as sess:
+        out = sess.run(y, feed_dict={s: "héllo"})
+    assert got == [b"h\xc3\xa9llo"] and type(got[0]) is bytes
+    assert out == b"h\xc3\xa9llo"
+
+
 def test_tf13_inside_tf_function_numpy_function_receives_numpy():
     got = []
 
@@ -167,6 +179,18 @@ def test_tf14_eager_inputs_are_copies(wrapper):
     np.testing.assert_allclose(t.numpy(), [1.0, 2.0, 3.0])
 
 
+@pytest.mark.parametrize("wrapper", EAGER_NUMPY_WRAPPERS)
+def test_tf14_eager_numpy_inputs_are_copies_too(wrapper):
+    arr = np.array([1.0, 2.0], dtype=np.float32)
+
+    def f(a):
+        a += 100
+        return a
+
+    wrapper(f, [arr], tf.float32)
+    np.testing.assert_array_equal(arr, [1.0, 2.0])
+
+
 # ----------------------------------------------------------- TF#15 py_function
 
 def test_tf15_py_function_receives_eager_tensors_in_session():
@@ -208,6 +232,18 @@ def test_tf15_py_function_ops_run_eagerly_even_when_run_inside_as_default():
             assert sess.run(y, feed_dict={x: 1.0}) == pytest.approx(2.0)
         assert len(g.get_operations()) == n_ops
     assert _is_eager_tensor(got[0])
+
+
+def test_tf15_py_function_in_tf_function_receives_eager_tensors_at_call_time():
+    got = []
+
+    @tf.function(input_signature=[tf.TensorSpec(None, tf.float32)])
+    def fx(inp):
+        return tf.py_function(lambda a: got.append(a) or a * 2.0, [inp], tf.float32)
+
+    assert got == []
+    assert fx(tf.constant(2.0)).numpy() == pytest.approx(4.0)
+    assert len(got) == 1 and _is_eager_tensor(got[0])
 
 
 def test_tf15_py_function_eager_receives_eager_tensors():

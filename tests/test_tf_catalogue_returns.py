@@ -128,6 +128,8 @@ def test_tf20_wrong_dtype_is_never_cast(wrapper, ret, tout, got, want):
     assert re.search(rf"0-th value returned by .* is {got}, but expects {want}",
                      str(ei.value)), str(ei.value)
     _assert_names_op(ei.value)
+    # SPEC §2: "plus a hint on how to fix it"
+    assert re.search(r"hint|Tout", str(ei.value), re.IGNORECASE)
 
 
 @pytest.mark.parametrize("wrapper", NUMPY_WRAPPERS)

@@ -7,7 +7,9 @@ import sys
 __all__ = ["SourceLocation", "user_frame"]
 
 _PKG_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__))) + os.sep
-_SKIP = (_PKG_DIR, os.path.dirname(os.__file__) + os.sep + "contextlib.py")
+_SKIP = (_PKG_DIR, os.path.dirname(os.__file__) + os.sep + "contextlib.py", "<frozen ")
+# Package modules that build graphs the way user code does: their lines are the source.
+_USER_LIKE = (_PKG_DIR + "demo.py",)
 
 
 class SourceLocation:
@@ -41,7 +43,8 @@ def user_frame(depth: int = 2) -> SourceLocation:
         return UNKNOWN_SOURCE
     while frame is not None:
         code = frame.f_code
-        if not code.co_filename.startswith(_SKIP):
-            return SourceLocation(code.co_filename, frame.f_lineno, code.co_name)
+        name = code.co_filename
+        if not name.startswith(_SKIP) or name in _USER_LIKE:
+            return SourceLocation(name, frame.f_lineno, code.co_name)
         frame = frame.f_back
     return UNKNOWN_SOURCE

@@ -21,12 +21,12 @@ def scalar_or_array(arr):
 
 
 def _encode(x):
-    if isinstance(x, bytes):
+    if type(x) is bytes:
         return x
+    if isinstance(x, bytes):  # np.bytes_: plain bytes, as TF fetches them
+        return bytes(x)
     if isinstance(x, str):
         return x.encode("utf-8")
-    if isinstance(x, np.bytes_):
-        return bytes(x)
     raise TypeError(f"Expected bytes or str in a string tensor, got {type(x).__name__}: {x!r}")
 
 

@@ -19,6 +19,7 @@ from ..dtypes import as_dtype
 from ..errors import InternalError, InvalidArgumentError, OpError, error_for_exception
 from ..graph.graph import building_graph, eager_mode
 from ..graph.shape import UNKNOWN
+from ..graph.source import user_frame
 from ..graph.tensor import Tensor, TensorBase
 from ..eager.tensor import EagerTensor
 from ..eager import tape as tape_mod
@@ -213,10 +214,12 @@ def _no_kernel(attrs):
 
 
 PY_FUNC = register(OpDef("PyFunc", kernel=_no_kernel, bind=_bind_pyfunc, infer=_infer_tout,
-                         grad=None, stateful=True, extra={"blocks_gradient": True}))
+                         grad=None, stateful=True,
+                         extra={"blocks_gradient": True, "hands_out_arrays": True}))
 PY_FUNC_STATELESS = register(OpDef("PyFuncStateless", kernel=_no_kernel, bind=_bind_pyfunc,
                                    infer=_infer_tout, grad=None, cse_key=_cse_pyfunc,
-                                   extra={"blocks_gradient": True}))
+                                   extra={"blocks_gradient": True,
+                                          "hands_out_arrays": True}))
 EAGER_PY_FUNC = register(OpDef("EagerPyFunc", kernel=_no_kernel, bind=_bind_eager_pyfunc,
                                infer=_infer_tout, grad=_g_eager_pyfunc, stateful=True,
                                needs_ctx=True))
@@ -349,7 +352,7 @@ def _build_py_function(func, inp, Tout, name=None):
     touts, single = _parse_tout(Tout)
     graph = _graph_for(inp)
     if graph is None:
-        return _eager_py_function(func, inp, touts, single)
+        return _eager_py_function(func, inp, touts, single, name)
     tensors = _graph_inputs(inp, graph, "EagerPyFunc")
     cb = new_callback(func)
     graph._keep_alive(cb)
@@ -360,11 +363,18 @@ def _build_py_function(func, inp, Tout, name=None):
     return _finish(op, single)
 
 
-def _eager_py_function(func, inp, touts, single):
+def _eager_py_function(func, inp, touts, single, name):
     user_ins = [x if isinstance(x, TensorBase) else convert_to_tensor(x) for x in inp]
     ins = [EagerTensor(x._value, x.dtype) for x in user_ins]
     recording = tape_mod.recording()
-    outs, tape = call_eagerly(func, ins, touts, "EagerPyFunc", recording)
+    try:
+        outs, tape = call_eagerly(func, ins, touts, "EagerPyFunc", recording)
+    except OpError as e:
+        where = user_frame(2)
+        e.message = (f"Eager op '{name or 'EagerPyFunc'}' (EagerPyFunc) called at {where} "
+                     f"(in {where.function}):\n{e.message} [Op:EagerPyFunc] name: {name or ''}")
+        e.args = (e.message,)
+        raise
     if recording and outs:
         record = _EagerPyFuncRecord(tape, ins)
         tape_mod.record(record, user_ins, outs)

@@ -8,6 +8,8 @@ constants folded: run on the first call and cached in ``fold_cache``
 from __future__ import annotations
 
 import threading
+
+import numpy as np
 from dataclasses import dataclass, field
 
 from ..errors import InvalidArgumentError, op_context
@@ -144,6 +146,8 @@ def compile_plan(graph, fetches: list, feeds: list, fold_cache: dict) -> Plan:
             if id(t) not in slot_of:
                 new_slot(t)
         kernel = op_def.bind(op) if op_def.bind is not None else op_def.kernel(op.attrs)
+        if op_def.extra.get("hands_out_arrays"):
+            kernel = _private_constants(kernel, op, constant_ops)
         step = Step(op, kernel, in_slots, tuple(slot_of[id(t)] for t in op.outputs),
                     op_def.needs_ctx)
         foldable = (key is not None and not op.control_inputs and
@@ -168,6 +172,25 @@ def compile_plan(graph, fetches: list, feeds: list, fold_cache: dict) -> Plan:
                 tuple(s.as_tuple(f) for s, f in zip(steps, frees)),
                 tuple(s.as_tuple() for s in steps), tuple(feed_slots), fetch_slots,
                 fold_steps, fold_cache, aliases, folded)
+
+
+def _private_constants(kernel, op, constant_ops):
+    """A wrapped function gets writeable copies of constant arrays (TF#49).
+
+    Constants are shared across runs; a function writing into its input must not
+    change what later runs see. Fed and computed arrays are handed over as is.
+    """
+    idx = [i for i, t in enumerate(op.inputs) if t.op in constant_ops]
+    if not idx:
+        return kernel
+
+    def with_copies(*args):
+        args = list(args)
+        for i in idx:
+            if isinstance(args[i], np.ndarray):
+                args[i] = args[i].copy()
+        return kernel(*args)
+    return with_copies
 
 
 def _last_uses(steps, keep: set) -> list:
