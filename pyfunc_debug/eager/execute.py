@@ -1,12 +1,14 @@
 """Running one op at once on concrete values (eager mode)."""
 from __future__ import annotations
 
+import contextlib
 import threading
+import time
 
 from .tensor import EagerTensor
 from . import tape as tape_mod
 
-__all__ = ["execute", "EagerContext", "eager_observers"]
+__all__ = ["execute", "EagerContext", "watching_eager"]
 
 
 class EagerContext:
@@ -19,9 +21,18 @@ class EagerContext:
         self.run_id = None
 
 
-# Set by the event layer while a trace/debugger listens to eager ops (issue: events).
-eager_observers: list = []
 _local = threading.local()
+
+
+@contextlib.contextmanager
+def watching_eager(parent: str, run_id: int, level: int, cap: int):
+    """Eager ops run in the block emit events as children of ``parent`` (a py_function)."""
+    saved = getattr(_local, "parent", None)
+    _local.parent = (parent, run_id, level, cap)
+    try:
+        yield
+    finally:
+        _local.parent = saved
 
 
 class _EagerOp:
@@ -43,13 +54,41 @@ def execute(op_def, inputs, attrs, name=None):
     tensors = [x if isinstance(x, EagerTensor) else convert_to_tensor(x) for x in inputs]
     values = [t._value for t in tensors]
     fn = op_def.kernel(attrs)
-    out = fn(EagerContext(), *values) if op_def.needs_ctx else fn(*values)
+    watched = getattr(_local, "parent", None)
+    if watched is not None:
+        out = _observed_call(fn, op_def, name or op_def.name, values, watched)
+    else:
+        out = fn(EagerContext(), *values) if op_def.needs_ctx else fn(*values)
     specs = op_def.infer(attrs, tensors)
     outs = (out,) if len(specs) == 1 else (out or ())
     results = [EagerTensor(_as_dtype(v, dt), dt) for v, (dt, _) in zip(outs, specs)]
     if tape_mod.recording():
         tape_mod.record(_EagerOp(op_def, attrs, name), tensors, results)
     return results
+
+
+def _observed_call(fn, op_def, name, values, watched):
+    from .. import events as ev
+    from ..trace.summary import summarize
+    parent, run_id, level, cap = watched
+    tid = threading.get_ident()
+    now = time.perf_counter_ns
+    ev.emit(ev.OpStart(ev.next_seq(), run_id, now(), tid, name, op_def.name, parent))
+    in_sums = tuple(summarize(v, cap) for v in values) if level else ()
+    t0 = now()
+    try:
+        out = fn(EagerContext(), *values) if op_def.needs_ctx else fn(*values)
+    except Exception as e:
+        t1 = now()
+        ev.emit(ev.OpError(ev.next_seq(), run_id, t1, tid, name, op_def.name, parent,
+                           type(e).__name__, str(e), "", t1 - t0))
+        raise
+    t1 = now()
+    outs = out if isinstance(out, tuple) else (out,)
+    out_sums = tuple(summarize(v, cap) for v in outs) if level else ()
+    ev.emit(ev.OpEnd(ev.next_seq(), run_id, t1, tid, name, op_def.name, parent, t1 - t0,
+                     in_sums, out_sums))
+    return out
 
 
 def _as_dtype(value, dtype):

@@ -299,9 +299,24 @@ def _sum_to_kernel(attrs):
     return k
 
 
+def _g_sum_to(op, inputs, outputs, grads):
+    return [apply1(BROADCAST_LIKE, [grads[0], inputs[0]], {}), None]
+
+
+def _broadcast_like_kernel(attrs):
+    return lambda u, g: scalar_or_array(np.array(np.broadcast_to(u, np.shape(g))))
+
+
+def _g_broadcast_like(op, inputs, outputs, grads):
+    return [_sum_to(grads[0], inputs[0]), None]
+
+
 SUM_TO_SHAPE = register(OpDef("SumToShapeOf", kernel=_sum_to_kernel,
-                              infer=lambda a, i: [(i[0].dtype, i[1].shape)], grad=None,
+                              infer=lambda a, i: [(i[0].dtype, i[1].shape)], grad=_g_sum_to,
                               cse_key=_no_attrs))
+BROADCAST_LIKE = register(OpDef("BroadcastToShapeOf", kernel=_broadcast_like_kernel,
+                                infer=lambda a, i: [(i[0].dtype, i[1].shape)],
+                                grad=_g_broadcast_like, cse_key=_no_attrs))
 
 
 def _reduce_grad_kernel(attrs):
@@ -321,8 +336,15 @@ def _reduce_grad_kernel(attrs):
     return k
 
 
+def _g_reduce_grad(op, inputs, outputs, grads):
+    """ReduceGrad broadcasts g back over the reduced axes; its gradient reduces again."""
+    a = op.attrs
+    reduce = reduce_mean if a["mean"] else reduce_sum
+    return [reduce(grads[0], axis=a["axis"], keepdims=a["keepdims"]), None]
+
+
 REDUCE_GRAD = register(OpDef("ReduceGrad", kernel=_reduce_grad_kernel,
-                             infer=lambda a, i: [(i[0].dtype, i[1].shape)], grad=None,
+                             infer=lambda a, i: [(i[0].dtype, i[1].shape)], grad=_g_reduce_grad,
                              cse_key=lambda op: (op.attrs["axis"], op.attrs["keepdims"],
                                                  op.attrs["mean"])))
 

@@ -9,6 +9,7 @@ import bdb
 import itertools
 
 from ..errors import InvalidArgumentError, OpError
+from ..events import _bus
 
 __all__ = ["RunContext", "execute", "run_steps", "annotate_error"]
 
@@ -19,13 +20,14 @@ _PASS_THROUGH = (KeyboardInterrupt, SystemExit, bdb.BdbQuit)
 class RunContext:
     """State of one run (``Session.run`` or a function call): id, kind, py_function tapes."""
 
-    __slots__ = ("run_id", "kind", "tapes", "name")
+    __slots__ = ("run_id", "kind", "tapes", "name", "summaries")
 
     def __init__(self, kind: str, name: str = ""):
         self.run_id = next(_run_ids)
         self.kind = kind
         self.name = name
         self.tapes = {}
+        self.summaries = {}  # slot -> ValueSummary, when events are observed
 
 
 def annotate_error(err: Exception, op, ctx) -> OpError:
@@ -97,11 +99,32 @@ def execute(plan, feed_values, ctx, pool=None) -> list:
     vals = plan.template.copy()
     for (slot, _), v in zip(plan.feed_slots, feed_values):
         vals[slot] = v
+    if _bus.subs:
+        return _execute_observed(plan, vals, ctx, pool)
     if plan.fold_steps and not plan.folds_done:
         _run_folds(plan, vals, ctx)
     if pool is None or len(plan.steps) < 2:
         run_steps(plan.fast_steps, vals, ctx)
     else:
         from .parallel import run_parallel
-        run_parallel(plan, vals, ctx, pool)
+        run_parallel(plan, vals, ctx, pool, lambda i: run_steps((plan.parallel_steps[i],), vals, ctx))
+    return [None if s is None else vals[s] for s in plan.fetch_slots]
+
+
+def _execute_observed(plan, vals, ctx, pool) -> list:
+    from .observed import run_end, run_start, run_steps_observed
+    t0 = run_start(plan, ctx)
+    try:
+        if plan.fold_steps and not plan.folds_done:
+            _run_folds(plan, vals, ctx)
+        if pool is None or len(plan.steps) < 2:
+            run_steps_observed(plan, range(len(plan.steps)), vals, ctx)
+        else:
+            from .parallel import run_parallel
+            run_parallel(plan, vals, ctx, pool,
+                         lambda i: run_steps_observed(plan, (i,), vals, ctx, frees=False))
+    except BaseException as e:
+        run_end(ctx, t0, e)
+        raise
+    run_end(ctx, t0)
     return [None if s is None else vals[s] for s in plan.fetch_slots]

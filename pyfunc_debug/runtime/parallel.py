@@ -7,14 +7,12 @@ from __future__ import annotations
 
 from concurrent.futures import FIRST_COMPLETED, wait
 
-from .executor import run_steps
-
 __all__ = ["run_parallel"]
 
 
-def run_parallel(plan, vals, ctx, pool) -> None:
+def run_parallel(plan, vals, ctx, pool, run_one) -> None:
+    """Run every step of ``plan`` via ``run_one(index)`` once its dependencies are done."""
     steps = plan.steps
-    tuples = plan.parallel_steps
     pending = [len(s.deps) for s in steps]
     dependents: list[list[int]] = [[] for _ in steps]
     for i, s in enumerate(steps):
@@ -23,7 +21,7 @@ def run_parallel(plan, vals, ctx, pool) -> None:
     running = {}
 
     def submit(i):
-        running[pool.submit(run_steps, (tuples[i],), vals, ctx)] = i
+        running[pool.submit(run_one, i)] = i
 
     for i, n in enumerate(pending):
         if n == 0:

@@ -61,6 +61,7 @@ class Plan:
     folded: set = field(default_factory=set)       # ops whose value came from the fold cache
     lock: threading.Lock = field(default_factory=threading.Lock)
     folds_done: bool = False
+    event_info: list | None = None   # per-step data for events, built on first observed run
 
     @property
     def ops(self) -> list:

@@ -1,0 +1,225 @@
+"""Per-op events and the subscription bus (SPEC §3).
+
+Events are small immutable records (named tuples of plain data). Every one has
+``seq`` (strictly increasing per process), ``run_id``, ``t_ns``
+(``time.perf_counter_ns``), ``thread``, ``op`` (the op's name), ``op_type`` and
+``parent`` (the enclosing py_function op, for eager ops run inside it).
+
+``subscribe(callback, capture=...)`` -> handle; callbacks run in the executing
+thread. A callback that raises is reported once — a ``Warning`` event to the
+other subscribers and a ``warnings.warn`` — and the run goes on. With no
+subscriber the executor takes its fast path and makes no events at all.
+"""
+from __future__ import annotations
+
+import itertools
+import threading
+import warnings
+from typing import NamedTuple
+
+from .trace.summary import ValueSummary
+
+__all__ = ["RunStart", "OpStart", "OpEnd", "OpError", "RunEnd", "BreakpointHit", "Warning",
+           "ValueSummary", "subscribe", "Subscription", "EVENT_TYPES", "CAPTURE_LEVELS",
+           "listening", "emit", "next_seq"]
+
+CAPTURE_LEVELS = ("none", "summary", "full")
+_seq = itertools.count(1)
+next_seq = _seq.__next__
+
+
+class RunStart(NamedTuple):
+    """A ``Session.run`` or function call begins: what it will run."""
+
+    seq: int
+    run_id: int
+    t_ns: int
+    thread: int
+    kind: str                 # "session" | "function"
+    name: str                 # function name, or "" for a session
+    ops: tuple = ()           # names of the ops that will run, in order
+    folded: tuple = ()        # ops whose cached (constant-folded) value is reused
+    deduplicated: tuple = ()  # (op, op it shares a run with) pairs
+    op: str = ""
+    op_type: str = ""
+    parent: str | None = None
+
+
+class OpStart(NamedTuple):
+    seq: int
+    run_id: int
+    t_ns: int
+    thread: int
+    op: str
+    op_type: str
+    parent: str | None = None
+    source: str = ""
+    producers: tuple = ()     # op producing each input (for dataflow arrows)
+
+
+class OpEnd(NamedTuple):
+    seq: int
+    run_id: int
+    t_ns: int
+    thread: int
+    op: str
+    op_type: str
+    parent: str | None
+    duration_ns: int
+    inputs: tuple = ()        # ValueSummary per input (capture >= "summary")
+    outputs: tuple = ()       # ValueSummary per output
+
+
+class OpError(NamedTuple):
+    seq: int
+    run_id: int
+    t_ns: int
+    thread: int
+    op: str
+    op_type: str
+    parent: str | None
+    error_type: str
+    message: str
+    source: str = ""
+    duration_ns: int = 0
+
+
+class RunEnd(NamedTuple):
+    seq: int
+    run_id: int
+    t_ns: int
+    thread: int
+    duration_ns: int
+    ok: bool
+    error: str | None = None
+    op: str = ""
+    op_type: str = ""
+    parent: str | None = None
+
+
+class BreakpointHit(NamedTuple):
+    seq: int
+    run_id: int
+    t_ns: int
+    thread: int
+    op: str
+    op_type: str
+    parent: str | None
+    when: str                 # "before" | "after" | "error"
+    breakpoint: str           # a description of the breakpoint, "" when stepping
+
+
+class Warning(NamedTuple):  # noqa: A001 - the SPEC's event name
+    seq: int
+    run_id: int | None
+    t_ns: int
+    thread: int
+    op: str
+    op_type: str
+    parent: str | None
+    message: str
+    category: str = "warning"
+
+
+EVENT_TYPES = {cls.__name__: cls for cls in
+               (RunStart, OpStart, OpEnd, OpError, RunEnd, BreakpointHit, Warning)}
+
+# -- the bus ----------------------------------------------------------------------
+
+
+class Subscription:
+    """A subscriber; ``close()`` (or ``with``) ends it."""
+
+    __slots__ = ("callback", "capture", "capture_bytes", "reported", "closed")
+
+    def __init__(self, callback, capture: str, capture_bytes: int):
+        if capture not in CAPTURE_LEVELS:
+            raise ValueError(f"capture must be one of {CAPTURE_LEVELS}, not {capture!r}")
+        self.callback = callback
+        self.capture = capture
+        self.capture_bytes = capture_bytes
+        self.reported = False
+        self.closed = False
+
+    def close(self) -> None:
+        _bus.remove(self)
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.close()
+        return False
+
+
+class _Bus:
+    """The subscribers, and the capture level the executor must provide for them."""
+
+    def __init__(self):
+        self.subs: tuple[Subscription, ...] = ()
+        self.capture = 0          # index into CAPTURE_LEVELS
+        self.capture_bytes = 0
+        self._lock = threading.Lock()
+
+    def add(self, sub: Subscription) -> None:
+        with self._lock:
+            self.subs = self.subs + (sub,)
+            self._recompute()
+
+    def remove(self, sub: Subscription) -> None:
+        with self._lock:
+            sub.closed = True
+            self.subs = tuple(s for s in self.subs if s is not sub)
+            self._recompute()
+
+    def _recompute(self) -> None:
+        self.capture = max((CAPTURE_LEVELS.index(s.capture) for s in self.subs), default=0)
+        self.capture_bytes = max((s.capture_bytes for s in self.subs if s.capture == "full"),
+                                 default=0)
+
+    def emit(self, event) -> None:
+        for sub in self.subs:
+            try:
+                sub.callback(event)
+            except Exception as exc:  # a subscriber never breaks the run
+                if not sub.reported:
+                    sub.reported = True
+                    self._report(sub, event, exc)
+
+    def _report(self, sub, event, exc) -> None:
+        import time
+        msg = (f"event subscriber {getattr(sub.callback, '__qualname__', sub.callback)!r} raised "
+               f"{type(exc).__name__}: {exc} (on {type(event).__name__} of op "
+               f"'{getattr(event, 'op', '')}'); further errors from it are ignored")
+        warnings.warn(msg, RuntimeWarning, stacklevel=2)
+        w = Warning(next_seq(), getattr(event, "run_id", None), time.perf_counter_ns(),
+                    threading.get_ident(), getattr(event, "op", ""),
+                    getattr(event, "op_type", ""), None, msg, "subscriber")
+        for other in self.subs:
+            if other is not sub:
+                try:
+                    other.callback(w)
+                except Exception:
+                    pass
+
+
+_bus = _Bus()
+
+
+def subscribe(callback, capture: str = "none", capture_bytes: int = 1 << 20) -> Subscription:
+    """Call ``callback(event)`` for every event until ``handle.close()``.
+
+    ``capture`` asks the executor for value summaries ("summary") or summaries
+    plus copies of values up to ``capture_bytes`` each ("full").
+    """
+    sub = Subscription(callback, capture, capture_bytes)
+    _bus.add(sub)
+    return sub
+
+
+def listening() -> bool:
+    return bool(_bus.subs)
+
+
+def emit(event) -> None:
+    _bus.emit(event)

@@ -1,0 +1,78 @@
+"""``pfd.trace()``: record every event in a block; write Chrome JSON or JSONL."""
+from __future__ import annotations
+
+import os
+import threading
+
+from .. import events as ev
+from .chrome import write_chrome
+from .jsonl import JsonlWriter
+
+__all__ = ["trace", "Trace"]
+
+
+class Trace:
+    """A recording: ``.events`` (in order), ``.thread_names``; ``save(path)``.
+
+    ``path`` ending in ``.json`` is written as Chrome trace on exit; ``.jsonl``
+    is streamed while the block runs (captured values in ``<path>.values/``).
+    """
+
+    def __init__(self, path=None, capture: str = "summary", capture_bytes: int = 1 << 20):
+        if path is not None and not str(path).endswith((".json", ".jsonl")):
+            raise ValueError(f"trace path {path!r} must end in .json (Chrome trace) or "
+                             ".jsonl (pyfunc-debug trace)")
+        if capture not in ev.CAPTURE_LEVELS:
+            raise ValueError(f"capture must be one of {ev.CAPTURE_LEVELS}, not {capture!r}")
+        self.path = None if path is None else os.fspath(path)
+        self.capture = capture
+        self.capture_bytes = capture_bytes
+        self.events: list = []
+        self.thread_names: dict[int, str] = {}
+        self._sub = None
+        self._writer = None
+        self._lock = threading.Lock()  # keeps the list and the file in one order
+
+    def _on_event(self, event) -> None:
+        with self._lock:
+            self.events.append(event)
+            if event.thread not in self.thread_names:
+                self.thread_names[event.thread] = threading.current_thread().name
+            if self._writer is not None:
+                self._writer.write(event)
+
+    def __enter__(self) -> "Trace":
+        if self.path is not None and self.path.endswith(".jsonl"):
+            self._writer = JsonlWriter(self.path, self.capture)
+        self._sub = ev.subscribe(self._on_event, self.capture, self.capture_bytes)
+        return self
+
+    def __exit__(self, *exc) -> bool:
+        self._sub.close()
+        if self._writer is not None:
+            self._writer.close()
+        elif self.path is not None:
+            self.save(self.path)
+        return False
+
+    @property
+    def op_count(self) -> int:
+        return sum(1 for e in self.events if type(e) is ev.OpEnd)
+
+    def save(self, path) -> None:
+        """Write the recorded events to ``path`` (.json or .jsonl)."""
+        path = os.fspath(path)
+        if path.endswith(".jsonl"):
+            writer = JsonlWriter(path, self.capture)
+            for e in self.events:
+                writer.write(e)
+            writer.close()
+        elif path.endswith(".json"):
+            write_chrome(path, self.events, thread_names=self.thread_names)
+        else:
+            raise ValueError(f"trace path {path!r} must end in .json or .jsonl")
+
+
+def trace(path=None, capture: str = "summary", capture_bytes: int = 1 << 20) -> Trace:
+    """``with pfd.trace("run.json") as tr:`` records every op run in the block."""
+    return Trace(path, capture, capture_bytes)

@@ -1,0 +1,131 @@
+"""ValueSummary: what an event says about an array — shape, dtype, stats, a preview.
+
+Cost is bounded for big arrays: min and max are exact (numpy's min/max also
+reveal any NaN/Inf, so exact counts are computed only when some are present);
+the mean of an array over ``EXACT_LIMIT`` elements comes from an evenly strided
+sample and is flagged ``approx``.
+"""
+from __future__ import annotations
+
+from typing import NamedTuple
+
+import numpy as np
+
+__all__ = ["ValueSummary", "summarize", "EXACT_LIMIT"]
+
+EXACT_LIMIT = 1 << 16
+PREVIEW_ITEMS = 6
+
+
+class ValueSummary(NamedTuple):
+    """Plain-data description of one value; ``value`` holds a copy only at capture="full"."""
+
+    shape: tuple
+    dtype: str
+    size: int
+    min: float | None = None
+    max: float | None = None
+    mean: float | None = None
+    nan: int = 0
+    inf: int = 0
+    preview: str = ""
+    approx: bool = False
+    value: object = None
+
+    @property
+    def has_nan_or_inf(self) -> bool:
+        return bool(self.nan or self.inf)
+
+    def short(self) -> str:
+        """One line for logs: ``float32[3] min=.. max=.. mean=.. nan=1``."""
+        dims = ",".join(str(d) for d in self.shape)
+        text = f"{self.dtype}[{dims}]"
+        if self.min is not None:
+            text += f" min={self.min:.4g} max={self.max:.4g} mean={self.mean:.4g}"
+        if self.nan:
+            text += f" nan={self.nan}"
+        if self.inf:
+            text += f" inf={self.inf}"
+        return text
+
+
+def _preview(flat) -> str:
+    if flat.ndim == 0:
+        return str(flat.item())[:80]
+    items = flat[:PREVIEW_ITEMS].tolist()
+    if flat.dtype.kind in "OSU":
+        body = ", ".join(repr(x)[:20] for x in items)
+    elif flat.dtype.kind == "f":
+        body = ", ".join(f"{x:.4g}" for x in items)
+    else:
+        body = ", ".join(str(x) for x in items)
+    more = ", …" if flat.size > PREVIEW_ITEMS else ""
+    return f"[{body}{more}]"[:80]
+
+
+# numpy scalar type -> dtype name (``value.dtype.name`` costs over a microsecond)
+_SCALAR_NAMES = {t: np.dtype(t).name for t in (
+    np.float16, np.float32, np.float64, np.int8, np.int16, np.int32, np.int64,
+    np.uint8, np.uint16, np.uint32, np.uint64)}
+
+
+def _scalar_summary(value, name, capture_bytes):
+    """Fast path for numpy scalars, the common case in op chains."""
+    v = float(value)
+    kept = value if capture_bytes else None
+    if v != v:
+        return ValueSummary((), name, 1, None, None, None, 1, 0, "nan", False, kept)
+    if v == _INF or v == -_INF:
+        return ValueSummary((), name, 1, None, None, None, 0, 1, str(v), False, kept)
+    return ValueSummary((), name, 1, v, v, v, 0, 0, f"{v:.6g}", False, kept)
+
+
+_INF = float("inf")
+
+
+def _dtype_name(arr) -> str:
+    kind = arr.dtype.kind
+    if kind in "OSU":
+        return "string"
+    return "bool" if kind == "b" else arr.dtype.name
+
+
+def summarize(value, capture_bytes: int = 0) -> ValueSummary:
+    """Summarise ``value``; with ``capture_bytes`` > 0 keep a copy if it fits."""
+    name = _SCALAR_NAMES.get(value.__class__)
+    if name is not None:
+        return _scalar_summary(value, name, capture_bytes)
+    if value is None:
+        return ValueSummary((), "none", 0)
+    arr = value if isinstance(value, np.ndarray) else np.asarray(value)
+    flat = arr.reshape(-1)
+    kind = arr.dtype.kind
+    kept = arr.copy() if capture_bytes and arr.nbytes <= capture_bytes else None
+    if arr.size == 0:
+        return ValueSummary(arr.shape, _dtype_name(arr), 0, preview="[]", value=kept)
+    if kind in "OSU":
+        if arr.ndim == 0:
+            preview = repr(arr[()])[:80]
+        else:
+            preview = _preview(flat)
+        return ValueSummary(arr.shape, "string", arr.size, preview=preview, value=kept)
+    if kind == "b":
+        frac = float(np.count_nonzero(flat)) / flat.size
+        return ValueSummary(arr.shape, "bool", arr.size, float(flat.min()), float(flat.max()),
+                            frac, preview=_preview(arr if arr.ndim == 0 else flat), value=kept)
+    lo, hi = flat.min(), flat.max()
+    nan = inf = 0
+    if kind in "fc" and not (np.isfinite(lo) and np.isfinite(hi)):
+        nan = int(np.count_nonzero(np.isnan(flat)))
+        inf = int(np.count_nonzero(np.isinf(flat)))
+        finite = flat[np.isfinite(flat)]
+        lo, hi = (finite.min(), finite.max()) if finite.size else (np.nan, np.nan)
+        mean = float(finite.mean()) if finite.size else float("nan")
+        approx = False
+    elif flat.size > EXACT_LIMIT:
+        step = flat.size // EXACT_LIMIT
+        mean, approx = float(flat[::step].mean(dtype=np.float64)), True
+    else:
+        mean, approx = float(flat.mean(dtype=np.float64)), False
+    return ValueSummary(arr.shape, _dtype_name(arr), arr.size, float(lo), float(hi), mean,
+                        nan, inf, _preview(arr if arr.ndim == 0 else flat), approx, kept)
