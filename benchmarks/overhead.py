@@ -1,15 +1,21 @@
 """Per-op overhead of a 1000-op ``py_func`` chain against calling ``f`` directly.
 
-    python benchmarks/overhead.py [--n 1000] [--repeats 7]
+    python benchmarks/overhead.py [--n 1000] [--repeats 7] [--events 1000000]
 
 Prints, for a float32 scalar and a 1000x1000 float32 array: the direct Python
 loop (the baseline, measured in the same run), ``Session.run`` of the chain,
-per-op time and overhead per op, and the time to build the graph. Medians of
-several repeats; ratios are what to compare across machines.
+per-op time and overhead per op, and the time to build the graph; then the
+same chain observed (one no-op subscriber, ``trace(capture="summary")``,
+``trace(path="x.jsonl")``) as ratios to the unobserved run; then the rate of
+recording ``--events`` events and the memory ``trace()`` holds for them.
+Medians of several repeats; ratios are what to compare across machines.
 """
 from __future__ import annotations
 
 import argparse
+import contextlib
+import os
+import tempfile
 import statistics
 import time
 
@@ -62,6 +68,63 @@ def measure(label: str, value, n: int, repeats: int) -> dict:
             "overhead_us_per_op": (run - base) / n * 1e6, "ratio": run / base}
 
 
+def observed(value, n: int, repeats: int, tmp: str) -> dict:
+    """The chain under each kind of listener, as µs/op and ratio to no listener."""
+    g, x, y = build_chain(n)
+    sess = pfd.Session(graph=g)
+    feed = {x: value}
+    sess.run(y, feed)
+    modes = {
+        "no subscriber": contextlib.nullcontext,
+        "no-op subscriber": lambda: pfd.events.subscribe(lambda e: None),
+        "trace(capture='summary')": lambda: pfd.trace(capture="summary"),
+        "trace(path='x.jsonl')": lambda: pfd.trace(os.path.join(tmp, "x.jsonl")),
+    }
+    times = {}
+    for label, make in modes.items():
+        def one(make=make):
+            with make():
+                sess.run(y, feed)
+        one()
+        times[label] = median_time(one, repeats)
+    base = times["no subscriber"]
+    return {label: (t / n * 1e6, t / base, (t - base) / n * 1e6) for label, t in times.items()}
+
+
+def _rss_bytes() -> int:
+    with open("/proc/self/statm") as f:
+        return int(f.read().split()[1]) * os.sysconf("SC_PAGE_SIZE")
+
+
+def recording_rate(n_events: int, tmp: str) -> dict:
+    """Events/s recording ``n_events`` in memory and to JSONL; memory held in memory."""
+    g, x, y = build_chain(1000)
+    sess = pfd.Session(graph=g)
+    feed = {x: np.float32(1.0)}
+    sess.run(y, feed)
+    runs = max(1, n_events // 2002)  # RunStart + OpStart/OpEnd per op + RunEnd
+    result = {}
+    before = _rss_bytes()
+    t0 = time.perf_counter()
+    with pfd.trace(capture="summary") as tr:
+        for _ in range(runs):
+            sess.run(y, feed)
+    elapsed = time.perf_counter() - t0
+    result["memory"] = (len(tr.events), len(tr.events) / elapsed, _rss_bytes() - before)
+    del tr
+    path = os.path.join(tmp, "rate.jsonl")
+    t0 = time.perf_counter()
+    with pfd.trace(path) as tr:
+        for _ in range(runs):
+            sess.run(y, feed)
+    elapsed = time.perf_counter() - t0
+    result["jsonl"] = (len(tr.events), len(tr.events) / elapsed, os.path.getsize(path))
+    t0 = time.perf_counter()
+    tr.save(os.path.join(tmp, "again.jsonl"))
+    result["writer"] = len(tr.events) / (time.perf_counter() - t0)
+    return result
+
+
 def build_time(n: int, repeats: int) -> float:
     return median_time(lambda: build_chain(n), repeats)
 
@@ -70,6 +133,7 @@ def main(argv=None) -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--n", type=int, default=1000)
     ap.add_argument("--repeats", type=int, default=7)
+    ap.add_argument("--events", type=int, default=1_000_000)
     args = ap.parse_args(argv)
     rows = [measure("scalar float32", np.float32(1.0), args.n, args.repeats),
             measure("1000x1000 float32 (4 MB)", np.ones((1000, 1000), np.float32),
@@ -81,6 +145,19 @@ def main(argv=None) -> None:
               f"{r['overhead_us_per_op']:15.3f} {r['ratio']:7.2f}x")
     bt = build_time(args.n, args.repeats)
     print(f"building the {args.n}-op graph: {bt * 1e3:.2f} ms ({bt / args.n * 1e6:.2f} µs/op)")
+    with tempfile.TemporaryDirectory() as tmp:
+        for label, value, reps in (("scalar float32", np.float32(1.0), args.repeats),
+                                   ("4 MB float32", np.ones((1000, 1000), np.float32), 3)):
+            print(f"\nobserved chain, {label}: {'µs/op':>8} {'ratio':>7} {'added µs/op':>12}")
+            for mode, (us, ratio, added) in observed(value, args.n, reps, tmp).items():
+                print(f"  {mode:30} {us:8.3f} {ratio:6.2f}x {added:12.3f}")
+        rates = recording_rate(args.events, tmp)
+    n, rate, mem = rates["memory"]
+    print(f"\nrecording {n:,} events in memory: {rate:,.0f} events/s; "
+          f"trace() holds them in {mem / 2**20:.0f} MiB ({mem / max(n, 1):.0f} B/event)")
+    n, rate, size = rates["jsonl"]
+    print(f"recording {n:,} events to JSONL: {rate:,.0f} events/s, running the ops included "
+          f"({size / 2**20:.0f} MiB file); the JSONL writer alone: {rates['writer']:,.0f} events/s")
 
 
 if __name__ == "__main__":

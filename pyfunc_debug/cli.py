@@ -17,6 +17,37 @@ def _cmd_demo(args) -> int:
     return 0
 
 
+_TRACE_OPTIONS = {"-o": True, "--output": True, "--capture": True}
+
+
+def _cmd_trace(args) -> int:
+    from .events import CAPTURE_LEVELS
+    from .script import run_script, split_args
+    from .trace.recorder import trace
+    try:
+        opts, script, script_args = split_args(args.rest, _TRACE_OPTIONS)
+    except ValueError as e:
+        print(f"pyfunc-debug trace: {e}", file=sys.stderr)
+        return 2
+    out = (opts.get("-o") or opts.get("--output") or [None])[-1]
+    capture = (opts.get("--capture") or ["summary"])[-1]
+    if script is None or out is None:
+        print("usage: pyfunc-debug trace SCRIPT [ARGS...] -o OUT.json|OUT.jsonl "
+              f"[--capture {'|'.join(CAPTURE_LEVELS)}]", file=sys.stderr)
+        return 2
+    try:
+        recorder = trace(out, capture=capture)
+    except ValueError as e:
+        print(f"pyfunc-debug trace: {e}", file=sys.stderr)
+        return 2
+    with recorder as tr:
+        status = run_script(script, script_args)
+    runs = sum(1 for e in tr.events if type(e).__name__ == "RunStart")
+    print(f"pyfunc-debug trace: wrote {len(tr.events)} events ({tr.op_count} op runs in "
+          f"{runs} runs) to {out}", file=sys.stderr)
+    return status
+
+
 def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(
         prog="pyfunc-debug",
@@ -24,11 +55,28 @@ def build_parser() -> argparse.ArgumentParser:
     sub = p.add_subparsers(dest="command", metavar="COMMAND")
     d = sub.add_parser("demo", help="run the built-in example graph (no arguments, no files)")
     d.set_defaults(func=_cmd_demo)
+    t = sub.add_parser(
+        "trace", help="run a script, recording every op: trace SCRIPT [ARGS...] -o OUT.json|"
+        "OUT.jsonl [--capture none|summary|full]",
+        description="Run SCRIPT with every Session.run / function call recorded. OUT.json is "
+        "Chrome trace format (open it in https://ui.perfetto.dev); OUT.jsonl is pyfunc-debug's "
+        "own format (pfd.load_trace). Put script arguments that look like our options after --.")
+    t.add_argument("rest", nargs=argparse.REMAINDER, help="SCRIPT [ARGS...] -o OUT [--capture]")
+    t.set_defaults(func=_cmd_trace)
     return p
 
 
+# Commands whose own options may sit among the script's arguments: parsed by split_args.
+_SCRIPT_COMMANDS = {"trace"}
+
+
 def main(argv=None) -> int:
+    argv = sys.argv[1:] if argv is None else list(argv)
     parser = build_parser()
+    if argv and argv[0] in _SCRIPT_COMMANDS and not set(argv[1:2]) & {"-h", "--help"}:
+        args = argparse.Namespace(command=argv[0], rest=argv[1:],
+                                  func={"trace": _cmd_trace}[argv[0]])
+        return args.func(args)
     args = parser.parse_args(argv)
     if not getattr(args, "func", None):
         parser.print_help()

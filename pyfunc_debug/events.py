@@ -182,9 +182,13 @@ class _Bus:
             try:
                 sub.callback(event)
             except Exception as exc:  # a subscriber never breaks the run
-                if not sub.reported:
-                    sub.reported = True
-                    self._report(sub, event, exc)
+                self.failed(sub, event, exc)
+
+    def failed(self, sub, event, exc) -> None:
+        """``sub`` raised on ``event``: report it the first time only."""
+        if sub is not None and not sub.reported:
+            sub.reported = True
+            self._report(sub, event, exc)
 
     def _report(self, sub, event, exc) -> None:
         import time

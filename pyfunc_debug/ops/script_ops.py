@@ -15,6 +15,7 @@ import weakref
 
 import numpy as np
 
+from .. import events
 from ..dtypes import as_dtype
 from ..errors import InternalError, InvalidArgumentError, OpError, error_for_exception
 from ..graph.graph import building_graph, eager_mode
@@ -300,9 +301,9 @@ def _build_numpy_function(func, inp, Tout, stateful=True, name=None):
     _check_callable(func)
     inp = list(inp)
     graph = _graph_for(inp)
-    if graph is None:
-        return _eager_numpy_function(func, inp)
     touts, single = _parse_tout(Tout)
+    if graph is None:
+        return _eager_numpy_function(func, inp, touts)
     op_def = PY_FUNC if stateful else PY_FUNC_STATELESS
     tensors = _graph_inputs(inp, graph, op_def.name)
     cb = new_callback(func)
@@ -314,15 +315,37 @@ def _build_numpy_function(func, inp, Tout, stateful=True, name=None):
     return _finish(op, single, stateless=not stateful)
 
 
-def _eager_numpy_function(func, inp):
-    """Eager TF2: call at once on copies, results not checked against Tout (TF#14, TF#32)."""
+def _eager_numpy_function(func, inp, touts):
+    """Eager TF2: call at once on copies, results not checked against Tout (TF#14, TF#32).
+
+    When someone listens to events, a result that would fail in a graph is
+    reported as a ``Warning`` event.
+    """
     args = [np.array(x._value) if isinstance(x, EagerTensor) else np.array(x) for x in inp]
     ret = func(*args)
+    if events.listening():
+        _warn_if_graph_would_fail(func, ret, touts)
     if ret is None:
         return None
     flat = _flatten_result(ret)
     tensors = [convert_to_tensor(v) for v in flat]
     return tensors[0] if len(tensors) == 1 else tensors
+
+
+def _warn_if_graph_would_fail(func, ret, touts) -> None:
+    import threading
+    import time
+    try:
+        strict_checker(touts, "the eager numpy_function")(ret)
+        return
+    except OpError as e:
+        problem = e.message.splitlines()[0]
+    where = user_frame(3)
+    events.emit(events.Warning(
+        events.next_seq(), None, time.perf_counter_ns(), threading.get_ident(), "numpy_function",
+        "PyFunc", None, f"eager numpy_function({qualified_name(func)}) at {where}: {problem}; "
+        "eagerly results are not checked, but in a graph or pfd.function this op would fail",
+        "tout_mismatch"))
 
 
 def _flatten_result(ret) -> list:

@@ -80,11 +80,15 @@ def run_steps(steps, vals, ctx) -> None:
         raise annotate_error(e, op, ctx) from e
 
 
-def _run_folds(plan, vals, ctx) -> None:
+def _run_folds(plan, vals, ctx, run=None) -> None:
+    """Run the constant-folding steps once; later runs reuse their values."""
     with plan.lock:
         if plan.folds_done:
             return
-        run_steps([s.as_tuple() for s in plan.fold_steps], vals, ctx)
+        if run is None:
+            run_steps([s.as_tuple() for s in plan.fold_steps], vals, ctx)
+        else:
+            run()
         for step in plan.fold_steps:
             outs = tuple(vals[s] for s in step.out_slots)
             plan.fold_cache[step.op] = outs
@@ -112,17 +116,18 @@ def execute(plan, feed_values, ctx, pool=None) -> list:
 
 
 def _execute_observed(plan, vals, ctx, pool) -> list:
-    from .observed import run_end, run_start, run_steps_observed
+    from .observed import fold_items, main_items, run_end, run_start, run_steps_observed
     t0 = run_start(plan, ctx)
     try:
         if plan.fold_steps and not plan.folds_done:
-            _run_folds(plan, vals, ctx)
+            _run_folds(plan, vals, ctx,
+                       lambda: run_steps_observed(fold_items(plan), vals, ctx))
         if pool is None or len(plan.steps) < 2:
-            run_steps_observed(plan, range(len(plan.steps)), vals, ctx)
+            run_steps_observed(main_items(plan, range(len(plan.steps))), vals, ctx)
         else:
             from .parallel import run_parallel
-            run_parallel(plan, vals, ctx, pool,
-                         lambda i: run_steps_observed(plan, (i,), vals, ctx, frees=False))
+            run_parallel(plan, vals, ctx, pool, lambda i: run_steps_observed(
+                main_items(plan, (i,), frees=False), vals, ctx))
     except BaseException as e:
         run_end(ctx, t0, e)
         raise

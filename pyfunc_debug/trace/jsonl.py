@@ -1,5 +1,8 @@
 """The JSONL trace format: a versioned header line, then one event per line.
 
+Each event line is a JSON array ``[type, field, ...]`` (see ``codec``); the
+header names the fields of every row type.
+
 Written as the run goes and flushed at least every ``FLUSH_NS`` and at the end
 of every run, so a process killed mid-run leaves a loadable prefix. Captured
 values (capture="full") are ``.npy`` files in ``<path>.values/`` beside it.
@@ -15,7 +18,7 @@ import warnings
 import numpy as np
 
 from ..events import RunEnd
-from .codec import event_from_json, event_to_json
+from .codec import event_from_row, event_to_row, schema
 
 __all__ = ["JsonlWriter", "load_trace", "TraceFormatError", "LoadedTrace", "FORMAT", "VERSION"]
 
@@ -48,7 +51,7 @@ class JsonlWriter:
         self.path = os.fspath(path)
         self._f = open(self.path, "w", encoding="utf-8")
         header = {"format": FORMAT, "version": VERSION, "pid": os.getpid(),
-                  "created": time.time(), "capture": capture}
+                  "created": time.time(), "capture": capture, "rows": schema()}
         self._f.write(json.dumps(header) + "\n")
         self._f.flush()
         self._last_flush = time.perf_counter_ns()
@@ -67,7 +70,7 @@ class JsonlWriter:
         return key
 
     def write(self, event) -> None:
-        self._f.write(self._dumps(event_to_json(event, self._value_key)) + "\n")
+        self._f.write(self._dumps(event_to_row(event, self._value_key)) + "\n")
         now = time.perf_counter_ns()
         if type(event) is RunEnd or now - self._last_flush > FLUSH_NS:
             self._f.flush()
@@ -117,7 +120,7 @@ def load_trace(path) -> LoadedTrace:
         if not raw.strip():
             continue
         try:
-            events.append(event_from_json(json.loads(raw), values))
+            events.append(event_from_row(json.loads(raw), values))
         except (ValueError, TypeError) as e:
             if lineno == len(lines) and not complete:
                 warnings.warn(f"{path}:{lineno}: skipped a truncated last line (the recording "
