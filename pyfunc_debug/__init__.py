@@ -29,7 +29,7 @@ from .autodiff import gradients
 from .runtime.session import Session
 from .runtime.function import function
 from .serialize import import_graph_def
-from . import compat, contrib, events, math, nn
+from . import compat, contrib, debug, events, math, nn
 from .trace.recorder import trace
 from .trace.jsonl import load_trace
 
@@ -47,5 +47,5 @@ __all__ = [
     "negative", "not_equal", "pow", "reduce_max", "reduce_mean", "reduce_sum", "sinh", "sqrt",
     "square", "subtract", "tanh", "truediv", "numpy_function", "py_func", "py_function",
     "gradients", "Session", "function", "import_graph_def", "compat", "contrib", "math", "nn",
-    "events", "trace", "load_trace",
+    "events", "trace", "load_trace", "debug",
 ]

@@ -48,6 +48,43 @@ def _cmd_trace(args) -> int:
     return status
 
 
+_RUN_OPTIONS = {"--break": True, "--break-on": True, "--console": False, "--guard-mutation": False}
+
+
+def _cmd_run(args) -> int:
+    from .debug import Debugger
+    from .debug.console import ConsoleFrontend
+    from .script import run_script, split_args
+    try:
+        opts, script, script_args = split_args(args.rest, _RUN_OPTIONS)
+    except ValueError as e:
+        print(f"pyfunc-debug run: {e}", file=sys.stderr)
+        return 2
+    if script is None:
+        print("usage: pyfunc-debug run SCRIPT [ARGS...] [--break GLOB]... "
+              "[--break-on nan|error] [--console] [--guard-mutation]", file=sys.stderr)
+        return 2
+    kinds = opts.get("--break-on", [])
+    bad = [k for k in kinds if k not in ("nan", "error")]
+    if bad:
+        print(f"pyfunc-debug run: --break-on takes nan or error, not {bad[0]!r}", file=sys.stderr)
+        return 2
+    frontend = ConsoleFrontend()
+    dbg = Debugger(on_pause=frontend, guard_mutation=bool(opts.get("--guard-mutation")))
+    frontend.debugger = dbg
+    for glob in opts.get("--break", []):
+        dbg.break_on(op=glob)
+    if "nan" in kinds:
+        dbg.break_on(when="nan_producer")
+    if "error" in kinds:
+        dbg.break_on(on_error=True)
+    with dbg:
+        status = run_script(script, script_args)
+    for w in dbg.warnings:
+        print(f"pyfunc-debug: warning: {w.message}", file=sys.stderr)
+    return status
+
+
 def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(
         prog="pyfunc-debug",
@@ -63,11 +100,22 @@ def build_parser() -> argparse.ArgumentParser:
         "own format (pfd.load_trace). Put script arguments that look like our options after --.")
     t.add_argument("rest", nargs=argparse.REMAINDER, help="SCRIPT [ARGS...] -o OUT [--capture]")
     t.set_defaults(func=_cmd_trace)
+    r = sub.add_parser(
+        "run", help="run a script under the debugger: run SCRIPT [ARGS...] [--break GLOB]... "
+        "[--break-on nan|error] [--console] [--guard-mutation]",
+        description="Run SCRIPT with every Session.run / function call under the debugger. "
+        "--break GLOB pauses before ops whose name matches (repeatable); --break-on nan pauses "
+        "at the op that produces a NaN/Inf; --break-on error pauses where an op fails; "
+        "--guard-mutation warns when a wrapped function writes into its inputs. At a pause "
+        "the (pfd) prompt takes c, n, s, pm, p, b, q, help. (--console: the terminal UI is "
+        "not built yet, so run always uses the console frontend.)")
+    r.add_argument("rest", nargs=argparse.REMAINDER, help="SCRIPT [ARGS...] [options]")
+    r.set_defaults(func=_cmd_run)
     return p
 
 
 # Commands whose own options may sit among the script's arguments: parsed by split_args.
-_SCRIPT_COMMANDS = {"trace"}
+_SCRIPT_COMMANDS = {"trace", "run"}
 
 
 def main(argv=None) -> int:
@@ -75,7 +123,7 @@ def main(argv=None) -> int:
     parser = build_parser()
     if argv and argv[0] in _SCRIPT_COMMANDS and not set(argv[1:2]) & {"-h", "--help"}:
         args = argparse.Namespace(command=argv[0], rest=argv[1:],
-                                  func={"trace": _cmd_trace}[argv[0]])
+                                  func={"trace": _cmd_trace, "run": _cmd_run}[argv[0]])
         return args.func(args)
     args = parser.parse_args(argv)
     if not getattr(args, "func", None):

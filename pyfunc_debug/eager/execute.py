@@ -25,10 +25,15 @@ _local = threading.local()
 
 
 @contextlib.contextmanager
-def watching_eager(parent: str, run_id: int, level: int, cap: int):
-    """Eager ops run in the block emit events as children of ``parent`` (a py_function)."""
+def watching_eager(parent: str, run_id: int, level: int, cap: int, events: bool = True,
+                   hook=None):
+    """Eager ops run in the block are observed as children of ``parent`` (a py_function).
+
+    With ``events`` they emit OpStart/OpEnd/OpError; a ``hook`` (the debugger)
+    is asked ``before``/``after``/``error`` around each.
+    """
     saved = getattr(_local, "parent", None)
-    _local.parent = (parent, run_id, level, cap)
+    _local.parent = (parent, run_id, level, cap, events, hook)
     try:
         yield
     finally:
@@ -70,24 +75,34 @@ def execute(op_def, inputs, attrs, name=None):
 def _observed_call(fn, op_def, name, values, watched):
     from .. import events as ev
     from ..trace.summary import summarize
-    parent, run_id, level, cap = watched
+    parent, run_id, level, cap, events, hook = watched
     tid = threading.get_ident()
     now = time.perf_counter_ns
-    ev.emit(ev.OpStart(ev.next_seq(), run_id, now(), tid, name, op_def.name, parent))
-    in_sums = tuple(summarize(v, cap) for v in values) if level else ()
+    typ = op_def.name
+    if hook is not None:
+        hook.before(name, typ, values, parent, run_id)
+    if events:
+        ev.emit(ev.OpStart(ev.next_seq(), run_id, now(), tid, name, typ, parent))
+    in_sums = tuple(summarize(v, cap) for v in values) if events and level else ()
     t0 = now()
     try:
         out = fn(EagerContext(), *values) if op_def.needs_ctx else fn(*values)
     except Exception as e:
         t1 = now()
-        ev.emit(ev.OpError(ev.next_seq(), run_id, t1, tid, name, op_def.name, parent,
-                           type(e).__name__, str(e), "", t1 - t0))
+        if events:
+            ev.emit(ev.OpError(ev.next_seq(), run_id, t1, tid, name, typ, parent,
+                               type(e).__name__, str(e), "", t1 - t0))
+        if hook is not None:
+            hook.error(name, typ, values, e, parent, run_id)
         raise
     t1 = now()
     outs = out if isinstance(out, tuple) else (out,)
-    out_sums = tuple(summarize(v, cap) for v in outs) if level else ()
-    ev.emit(ev.OpEnd(ev.next_seq(), run_id, t1, tid, name, op_def.name, parent, t1 - t0,
-                     in_sums, out_sums))
+    if events:
+        out_sums = tuple(summarize(v, cap) for v in outs) if level else ()
+        ev.emit(ev.OpEnd(ev.next_seq(), run_id, t1, tid, name, typ, parent, t1 - t0,
+                         in_sums, out_sums))
+    if hook is not None:
+        hook.after(name, typ, values, list(outs), parent, run_id)
     return out
 
 

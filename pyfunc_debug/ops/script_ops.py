@@ -17,7 +17,8 @@ import numpy as np
 
 from .. import events
 from ..dtypes import as_dtype
-from ..errors import InternalError, InvalidArgumentError, OpError, error_for_exception
+from ..errors import (CancelledError, InternalError, InvalidArgumentError, OpError,
+                      error_for_exception)
 from ..graph.graph import building_graph, eager_mode
 from ..graph.shape import UNKNOWN
 from ..graph.source import user_frame
@@ -31,6 +32,8 @@ from .script_results import convert_eager_results, strict_checker
 __all__ = ["py_func", "numpy_function", "py_function", "Callback", "callback_registry"]
 
 _tokens = itertools.count()
+# never mapped to a TF error: pdb's quit and the debugger's abort end the run as they are
+_PASS_THROUGH = (bdb.BdbQuit, CancelledError)
 callback_registry: "weakref.WeakValueDictionary[str, Callback]" = weakref.WeakValueDictionary()
 
 
@@ -81,20 +84,24 @@ def _missing_callback(op):
 
 # -- kernels --------------------------------------------------------------
 
-def _bind_pyfunc(op):
-    """Kernel for PyFunc/PyFuncStateless: call func on numpy values, check strictly."""
+def _bind_pyfunc(op, call=None):
+    """Kernel for PyFunc/PyFuncStateless: call func on numpy values, check strictly.
+
+    ``call(func, args)``, when given, makes the call (the debugger runs it under pdb).
+    """
     cb = op.attrs.get("callback")
     if cb is None:
         def missing(*args):
             raise _missing_callback(op)
         return missing
     func = cb.func
+    invoke = func if call is None else (lambda *args: call(func, args))
     check = strict_checker(op.attrs["Tout"], op.attrs["token"])
 
     def kernel(*args):
         try:
-            ret = func(*args)
-        except bdb.BdbQuit:
+            ret = invoke(*args)
+        except _PASS_THROUGH:
             raise
         except Exception as e:
             raise map_exception(e) from e
@@ -107,7 +114,7 @@ def _bind_pyfunc(op):
     return kernel
 
 
-def _bind_eager_pyfunc(op):
+def _bind_eager_pyfunc(op, call=None):
     """Kernel for EagerPyFunc: func gets EagerTensors; a tape is kept when a gradient needs it."""
     if op.attrs.get("is_grad"):
         return _bind_eager_pyfunc_grad(op)
@@ -117,6 +124,9 @@ def _bind_eager_pyfunc(op):
             raise _missing_callback(op)
         return missing
     func, touts, token = cb.func, op.attrs["Tout"], op.attrs["token"]
+    if call is not None:
+        inner = func
+        func = lambda *args: call(inner, args)  # noqa: E731
     tins = [t.dtype for t in op.inputs]
     n_out = len(touts)
 
@@ -140,7 +150,7 @@ def call_eagerly(func, ins, touts, token, want_tape):
             tape.watch(ins)
         try:
             ret = func(*ins)
-        except bdb.BdbQuit:
+        except _PASS_THROUGH:
             raise
         except Exception as e:
             raise map_exception(e) from e
@@ -214,16 +224,18 @@ def _no_kernel(attrs):
     raise InternalError(None, None, "script ops bind their kernel to the op")
 
 
+# extra: "step_into" binds a kernel whose call to the wrapped function the debugger makes
 PY_FUNC = register(OpDef("PyFunc", kernel=_no_kernel, bind=_bind_pyfunc, infer=_infer_tout,
                          grad=None, stateful=True,
-                         extra={"blocks_gradient": True, "hands_out_arrays": True}))
+                         extra={"blocks_gradient": True, "hands_out_arrays": True,
+                                "step_into": _bind_pyfunc}))
 PY_FUNC_STATELESS = register(OpDef("PyFuncStateless", kernel=_no_kernel, bind=_bind_pyfunc,
                                    infer=_infer_tout, grad=None, cse_key=_cse_pyfunc,
-                                   extra={"blocks_gradient": True,
-                                          "hands_out_arrays": True}))
+                                   extra={"blocks_gradient": True, "hands_out_arrays": True,
+                                          "step_into": _bind_pyfunc}))
 EAGER_PY_FUNC = register(OpDef("EagerPyFunc", kernel=_no_kernel, bind=_bind_eager_pyfunc,
                                infer=_infer_tout, grad=_g_eager_pyfunc, stateful=True,
-                               needs_ctx=True))
+                               needs_ctx=True, extra={"step_into": _bind_eager_pyfunc}))
 
 # -- argument checks (TF#6, TF#7, TF#9) ------------------------------------
 

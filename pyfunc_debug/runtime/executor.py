@@ -10,6 +10,7 @@ import itertools
 
 from ..errors import InvalidArgumentError, OpError
 from ..events import _bus
+from . import hooks
 
 __all__ = ["RunContext", "execute", "run_steps", "annotate_error"]
 
@@ -103,6 +104,9 @@ def execute(plan, feed_values, ctx, pool=None) -> list:
     vals = plan.template.copy()
     for (slot, _), v in zip(plan.feed_slots, feed_values):
         vals[slot] = v
+    if hooks.runner is not None:
+        hooks.runner(plan, vals, ctx, pool)
+        return [None if s is None else vals[s] for s in plan.fetch_slots]
     if _bus.subs:
         return _execute_observed(plan, vals, ctx, pool)
     if plan.fold_steps and not plan.folds_done:

@@ -1,0 +1,261 @@
+"""Debugger: decides when a run pauses and carries out what the frontend answers.
+
+Mechanism only (``bdb`` to ``pdb``'s policy): a frontend — the console, the
+TUI, a test — is a callable ``on_pause(pause) -> action``. The executing
+thread blocks in that call; other threads keep running until they pause too
+(pauses are served one at a time).
+"""
+from __future__ import annotations
+
+import os
+import sys
+import threading
+import time
+
+import numpy as np
+
+from .. import events as ev
+from ..errors import CancelledError
+from .breakpoints import Breakpoint
+from .pause import ACTIONS, Pause
+from .pdb_bridge import PdbRunner
+
+__all__ = ["Debugger", "attached"]
+
+_attached: list = []     # debuggers, in attach order
+_attach_lock = threading.Lock()
+changes = [0]            # bumped when any breakpoint is added or removed (mid-run too)
+
+
+def attached() -> tuple:
+    return tuple(_attached)
+
+
+class _EagerHook:
+    """What the debugger does around eager ops inside a py_function body."""
+
+    def __init__(self, dbg):
+        self.dbg = dbg
+
+    def before(self, name, typ, values, parent, run_id):
+        self.dbg._check_before(None, name, typ, list(values), run_id, parent=parent)
+
+    def after(self, name, typ, values, outs, parent, run_id):
+        self.dbg._check_after(None, name, typ, list(values), outs, run_id, parent=parent)
+
+    def error(self, name, typ, values, exc, parent, run_id):
+        pass  # the enclosing py_function reports the failure
+
+
+class Debugger:
+    """Attach with ``with dbg:``; ``break_on(...)`` adds breakpoints (SPEC §4).
+
+    ``guard_mutation=True`` copies each array handed to a py_func/numpy_function
+    before the call and compares after it: one extra copy and comparison per
+    input, so it roughly doubles the memory traffic of those ops.
+    """
+
+    def __init__(self, on_pause=None, guard_mutation: bool = False, pdb_runner=None):
+        if on_pause is None:
+            from .console import ConsoleFrontend
+            on_pause = ConsoleFrontend()
+        self.on_pause = on_pause
+        self.guard_mutation = guard_mutation
+        self.pdb = pdb_runner or PdbRunner()
+        self.breakpoints: list[Breakpoint] = []
+        self.hits: list = []
+        self.warnings: list = []
+        self._op_breakpoint = Breakpoint(op_type="Breakpoint")  # pfd.debug.breakpoint ops
+        self._version = 0
+        self._watch: dict = {}
+        self._tls = threading.local()
+        self._pause_lock = threading.Lock()
+        self._saved_hook = None
+        self.eager_hook = _EagerHook(self)
+
+    # -- breakpoints -------------------------------------------------------------------
+    def break_on(self, op=None, op_type=None, when=None, on_error=False, hit_count=None):
+        """Pause at ops named ``op`` (a glob) / of ``op_type``, when ``when`` holds."""
+        bp = Breakpoint(op, op_type, when, on_error, hit_count,
+                        id=max((b.id for b in self.breakpoints), default=0) + 1)
+        self.breakpoints.append(bp)
+        self._version += 1
+        changes[0] += 1
+        return bp
+
+    def remove(self, bp: Breakpoint) -> None:
+        self.breakpoints.remove(bp)
+        self._version += 1
+        changes[0] += 1
+
+    # -- attaching ----------------------------------------------------------------------
+    def __enter__(self):
+        from ..runtime import hooks
+        with _attach_lock:
+            _attached.append(self)
+            hooks.runner = _run_debugged
+        if os.environ.get("PYTHONBREAKPOINT", "") == "":  # honour a user's choice
+            self._saved_hook = sys.breakpointhook
+            sys.breakpointhook = self._breakpointhook
+        return self
+
+    def __exit__(self, *exc):
+        from ..runtime import hooks
+        with _attach_lock:
+            if self in _attached:
+                _attached.remove(self)
+            if not _attached:
+                hooks.runner = None
+        if self._saved_hook is not None:
+            sys.breakpointhook = self._saved_hook
+            self._saved_hook = None
+        return False
+
+    def _breakpointhook(self, *args, **kwargs):
+        self.pdb.set_trace(sys._getframe(1))
+
+    # -- per-thread state ------------------------------------------------------------------
+    @property
+    def stepping(self) -> bool:
+        return getattr(self._tls, "stepping", False)
+
+    def _set_stepping(self, value: bool) -> None:
+        self._tls.stepping = value
+
+    def watch(self, plan) -> frozenset:
+        """Steps of ``plan`` that may pause (static name/type match), cached per plan."""
+        key = id(plan)
+        found = self._watch.get(key)
+        if found is not None and found[0] == self._version and found[1] is plan:
+            return found[2]
+        bps = [b for b in self.breakpoints if not (b.on_error and b.condition is None)]
+        bps.append(self._op_breakpoint)
+        idx = set()
+        for i, step in enumerate(plan.steps):
+            op = step.op
+            if any(b.matches_op(op.name, op.type) for b in bps):
+                idx.add(i)
+            elif self.guard_mutation and op.op_def.extra.get("hands_out_arrays"):
+                idx.add(i)
+        result = frozenset(idx)
+        self._watch[key] = (self._version, plan, result)
+        return result
+
+    @property
+    def watches_eager(self) -> bool:
+        """Whether eager ops inside py_functions need checking (stepping or unfiltered breaks)."""
+        return self.stepping or any(b.enabled and b.op is None and not b.on_error
+                                    for b in self.breakpoints)
+
+    # -- the checks the run loop makes --------------------------------------------------------
+    def _evaluate(self, bp, pause) -> bool:
+        try:
+            return bool(bp.condition.check(pause))
+        except Exception as e:
+            self._warn(pause.op_name, pause.op_type, f"breakpoint condition {bp.condition.label!r} "
+                       f"raised {type(e).__name__}: {e}; counted as no hit", "condition")
+            return False
+
+    def _matching(self, bps, name, typ, pause):
+        for bp in bps:
+            if not bp.enabled or not bp.matches_op(name, typ):
+                continue
+            if bp.condition is not None and not self._evaluate(bp, pause):
+                continue
+            bp.hits += 1
+            if bp.hit_count and bp.hits < bp.hit_count:
+                continue
+            return bp
+        return None
+
+    def _check_before(self, op, name, typ, inputs, run_id, parent=None):
+        pause = Pause(op, name, typ, "before", inputs, source=_source(op), run_id=run_id,
+                      thread=threading.get_ident(), parent=parent, wrapped=_wraps(op))
+        bps = [b for b in self.breakpoints if not b.on_error and not b.pauses_after]
+        if typ == "Breakpoint":
+            bps.append(self._op_breakpoint)
+        bp = self._matching(bps, name, typ, pause)
+        if bp is None and not self.stepping:
+            return None
+        pause.breakpoint = bp
+        return self._pause(pause)
+
+    def _check_after(self, op, name, typ, inputs, outputs, run_id, parent=None):
+        bps = [b for b in self.breakpoints if b.pauses_after and not b.on_error]
+        if not bps:
+            return None
+        pause = Pause(op, name, typ, "after", inputs, outputs, source=_source(op), run_id=run_id,
+                      thread=threading.get_ident(), parent=parent)
+        bp = self._matching(bps, name, typ, pause)
+        if bp is None:
+            return None
+        pause.breakpoint = bp
+        return self._pause(pause)
+
+    def _check_error(self, op, name, typ, inputs, error, run_id):
+        bps = [b for b in self.breakpoints if b.on_error]
+        pause = Pause(op, name, typ, "error", inputs, error=error, source=_source(op),
+                      run_id=run_id, thread=threading.get_ident(), wrapped=_wraps(op))
+        bp = self._matching(bps, name, typ, pause)
+        if bp is None and not self.stepping:
+            return None
+        pause.breakpoint = bp
+        return self._pause(pause)
+
+    def _pause(self, pause: Pause) -> str:
+        """Ask the frontend; carry out step/abort here; return the action."""
+        hit = ev.BreakpointHit(ev.next_seq(), pause.run_id, time.perf_counter_ns(), pause.thread,
+                               pause.op_name, pause.op_type, pause.parent, pause.when,
+                               pause.breakpoint.describe() if pause.breakpoint else "")
+        self.hits.append(hit)
+        ev.emit(hit)
+        with self._pause_lock:
+            try:
+                action = self.on_pause(pause)
+            except Exception as e:  # a broken frontend never kills the run
+                self._warn(pause.op_name, pause.op_type, f"the pause frontend raised "
+                           f"{type(e).__name__}: {e}; continuing", "frontend")
+                action = "continue"
+        if action not in ACTIONS:
+            self._warn(pause.op_name, pause.op_type, f"unknown pause action {action!r}; "
+                       f"expected one of {ACTIONS}; continuing", "frontend")
+            action = "continue"
+        if action == "step_into" and not pause.wrapped:
+            action = "step"
+        if action == "post_mortem" and pause.error is None:
+            action = "continue"
+        self._set_stepping(action == "step")
+        if action == "abort":
+            raise CancelledError(None, pause.op, f"run aborted from the debugger at op "
+                                 f"'{pause.op_name}' ({pause.op_type}), {pause.when}")
+        return action
+
+    def _warn(self, op_name, op_type, message, category) -> None:
+        w = ev.Warning(ev.next_seq(), None, time.perf_counter_ns(), threading.get_ident(),
+                       op_name, op_type, None, message, category)
+        self.warnings.append(w)
+        ev.emit(w)
+
+    def check_mutation(self, op, before: dict, args) -> None:
+        """Warn for each input array a wrapped function changed in place."""
+        for i, copy in before.items():
+            now = args[i]
+            same = np.array_equal(copy, now, equal_nan=copy.dtype.kind in "fc")
+            if not same:
+                self._warn(op.name, op.type, f"op '{op.name}' ({op.type}) created at {op.source} "
+                           f"wrote into its input {i} in place: wrapped functions must not "
+                           f"modify their inputs (copy first: x = x.copy())", "mutation")
+
+
+def _source(op) -> str:
+    return "" if op is None else str(op.source)
+
+
+def _wraps(op) -> bool:
+    return op is not None and "step_into" in op.op_def.extra and not op.attrs.get("is_grad") \
+        and op.attrs.get("callback") is not None
+
+
+def _run_debugged(plan, vals, ctx, pool):
+    from .run_loop import run_debugged
+    run_debugged(plan, vals, ctx, pool, attached())

@@ -1,0 +1,59 @@
+"""Pause: what a frontend sees when the executing thread stops, and the actions it may return."""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from ..trace.summary import summarize
+
+__all__ = ["Pause", "ACTIONS"]
+
+ACTIONS = ("continue", "step", "step_into", "post_mortem", "abort")
+
+
+@dataclass
+class Pause:
+    """The op about to run (``when="before"``), just run (``"after"``) or failed (``"error"``).
+
+    ``op`` is the ``Operation`` (``None`` for an eager op inside a py_function,
+    whose name is ``op_name`` and enclosing op ``parent``). ``inputs`` and
+    ``outputs`` are the real numpy values.
+    """
+
+    op: object
+    op_name: str
+    op_type: str
+    when: str
+    inputs: list
+    outputs: list | None = None
+    error: BaseException | None = None
+    breakpoint: object = None
+    source: str = ""
+    run_id: int | None = None
+    thread: int = 0
+    parent: str | None = None
+    wrapped: bool = False          # a py_func/numpy_function/py_function: step_into possible
+    notes: list = field(default_factory=list)
+
+    @property
+    def actions(self) -> tuple:
+        """The actions that make sense here."""
+        acts = ["continue", "step"]
+        if self.wrapped and self.when == "before":
+            acts.append("step_into")
+        if self.when == "error" and self.error is not None:
+            acts.append("post_mortem")
+        acts.append("abort")
+        return tuple(acts)
+
+    def input_summaries(self) -> list:
+        return [summarize(v) for v in self.inputs]
+
+    def output_summaries(self) -> list:
+        return [summarize(v) for v in self.outputs or ()]
+
+    def describe(self) -> str:
+        where = {"before": "before", "after": "after", "error": "at error in"}[self.when]
+        bp = f"  [{self.breakpoint.describe()}]" if self.breakpoint is not None else ""
+        parent = f" inside '{self.parent}'" if self.parent else ""
+        return (f"paused {where} op '{self.op_name}' ({self.op_type}){parent} created at "
+                f"{self.source or '?'}, run {self.run_id}{bp}")

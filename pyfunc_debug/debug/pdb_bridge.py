@@ -1,0 +1,135 @@
+"""Running pdb (pdbpp when installed) inside a wrapped function, on the executing thread.
+
+``PdbRunner`` is the one way in: ``step_into(func, args)`` stops at the first
+line of ``func`` with its real arguments; ``post_mortem(exc)`` opens the
+raising frame; ``set_trace(frame)`` serves ``breakpoint()`` while a debugger is
+attached. Pitfalls handled here (see reference/textual_pdb_notes.md):
+``Pdb.runcall`` swallows ``BdbQuit`` (we drive the trace ourselves and turn
+quitting into an abort); ``use_global_pdb`` is a constructor keyword of
+pdbpp's metaclass; passing ``stdout=`` turns off line editing
+(``use_rawinput`` is restored for the real terminal); ``~/.pdbrc`` commands are
+not read (``readrc=False``), so a user's rc file cannot drive the session.
+"""
+from __future__ import annotations
+
+import bdb
+import pdb
+import sys
+import threading
+
+from ..errors import CancelledError
+
+__all__ = ["PdbRunner", "PdbQuit", "make_pdb"]
+
+
+class PdbQuit(CancelledError):
+    """The user quit pdb: the run is aborted."""
+
+
+def _call_wrapped(func, *args):
+    # pdb stops here when ``func`` has no Python code to step into (a numpy ufunc, a builtin).
+    return func(*args)
+
+
+class _Stepper:
+    """Mixin: stop first at the first line of one code object, then behave as pdb."""
+
+    _target_code = None
+
+    def stop_here(self, frame):
+        target = self._target_code
+        if target is not None:
+            return frame.f_code is target
+        return super().stop_here(frame)
+
+    def user_call(self, frame, argument_list):
+        if self._target_code is not None and frame.f_code is self._target_code:
+            self._target_code = None  # arrived: the next line event stops (set_step)
+            self.set_step()
+            return
+        super().user_call(frame, argument_list)
+
+
+_classes: dict = {}
+
+
+def _pdb_class():
+    base = pdb.Pdb
+    cls = _classes.get(base)
+    if cls is None:
+        cls = _classes[base] = type("PfdPdb", (_Stepper, base), {})
+    return cls
+
+
+def make_pdb(stdin=None, stdout=None):
+    """A fresh Pdb on ``stdin``/``stdout`` (the real terminal when ``None``)."""
+    cls = _pdb_class()
+    kwargs = {"stdin": stdin, "stdout": stdout, "readrc": False}
+    if getattr(type(cls), "__name__", "") == "PdbMeta":  # pdbpp: a fresh instance, not the global one
+        kwargs.update(use_global_pdb=False, set_global_pdb=True)
+    p = cls(**kwargs)
+    if stdin is None and stdout is None:
+        p.use_rawinput = 1  # real terminal: keep line editing and history
+    elif hasattr(p, "config") and not getattr(stdout, "isatty", lambda: False)():
+        p.config.highlight = False  # plain text into a file or a test's buffer
+        p.config.use_pygments = False
+    return p
+
+
+class PdbRunner:
+    """Runs pdb sessions for a debugger; injectable I/O for tests and frontends.
+
+    ``around`` is a context-manager factory entered for each session (the TUI
+    suspends itself there).
+    """
+
+    def __init__(self, stdin=None, stdout=None, around=None):
+        self.stdin = stdin
+        self.stdout = stdout
+        self.around = around
+        self._active = threading.local()
+
+    def _context(self):
+        import contextlib
+        return self.around() if self.around is not None else contextlib.nullcontext()
+
+    def step_into(self, func, args):
+        """Call ``func(*args)`` under pdb, stopping at its first line; returns its result."""
+        target = getattr(func, "__code__", None)
+        with self._context():
+            p = make_pdb(self.stdin, self.stdout)
+            p._target_code = target if target is not None else _call_wrapped.__code__
+            self._active.pdb = p
+            p.reset()
+            sys.settrace(p.trace_dispatch)
+            try:
+                return _call_wrapped(func, *args)
+            except bdb.BdbQuit:
+                raise PdbQuit(None, None, "the run was aborted from pdb (quit)") from None
+            finally:
+                sys.settrace(None)
+                p.quitting = True
+                self._active.pdb = None
+
+    def post_mortem(self, exc: BaseException) -> None:
+        """pdb at the frame that raised ``exc`` (the user's code, not ours)."""
+        tb = exc.__traceback__
+        if tb is None:
+            return
+        with self._context():
+            p = make_pdb(self.stdin, self.stdout)
+            p.reset()
+            try:
+                p.interaction(None, tb)
+            except bdb.BdbQuit:
+                pass
+
+    def set_trace(self, frame) -> None:
+        """``breakpoint()`` inside a wrapped function: the same session if one is open."""
+        active = getattr(self._active, "pdb", None)
+        if active is not None:
+            active.set_trace(frame)
+            return
+        with self._context():
+            p = make_pdb(self.stdin, self.stdout)
+            p.set_trace(frame)

@@ -1,0 +1,145 @@
+"""The run loop while a debugger is attached.
+
+Steps no breakpoint can match run as fast as ever (the plain or the observed
+loop); only "attended" steps — statically matched, stepping, or guarded —
+pay for pause checks. An error pauses where it happened (``on_error``) while
+its traceback still holds the failing frame, so post-mortem works.
+"""
+from __future__ import annotations
+
+import contextlib
+import threading
+import time
+
+import numpy as np
+
+from .. import events as ev
+from ..eager.execute import watching_eager
+from ..errors import CancelledError, OpError
+from ..runtime.executor import _PASS_THROUGH, _run_folds, annotate_error, run_steps
+from ..runtime.observed import (fold_items, main_items, run_end, run_start, run_steps_observed,
+                                step_info)
+from ..trace.summary import summarize
+
+__all__ = ["run_debugged"]
+
+_now = time.perf_counter_ns
+
+
+def run_debugged(plan, vals, ctx, pool, dbgs) -> None:
+    observed = bool(ev._bus.subs)
+    t0 = run_start(plan, ctx) if observed else None
+    try:
+        if plan.fold_steps and not plan.folds_done:
+            _run_folds(plan, vals, ctx, (lambda: run_steps_observed(fold_items(plan), vals, ctx))
+                       if observed else None)
+        from .debugger import changes
+        state = [None, frozenset()]  # (breakpoint changes seen, watched steps)
+        parallel = pool is not None and len(plan.steps) >= 2
+
+        def one(i, frees=not parallel):
+            if state[0] != changes[0]:  # a breakpoint came or went (maybe at a pause)
+                state[0] = changes[0]
+                state[1] = frozenset().union(*(d.watch(plan) for d in dbgs))
+            if i in state[1] or any(d.stepping for d in dbgs):
+                _attend(plan, i, vals, ctx, dbgs, observed, frees)
+            elif observed:
+                run_steps_observed(main_items(plan, (i,), frees), vals, ctx)
+            else:
+                run_steps((plan.fast_steps[i] if frees else plan.parallel_steps[i],), vals, ctx)
+
+        try:
+            if parallel:
+                from ..runtime.parallel import run_parallel
+                run_parallel(plan, vals, ctx, pool, one)
+            else:
+                for i in range(len(plan.steps)):
+                    one(i)
+        except OpError as err:
+            _pause_at_error(err, plan, vals, dbgs, ctx)
+            raise
+    except BaseException as e:
+        if observed:
+            run_end(ctx, t0, e)
+        raise
+    if observed:
+        run_end(ctx, t0)
+
+
+def _pause_at_error(err, plan, vals, dbgs, ctx) -> None:
+    """A failed op: pause (on_error / stepping); post-mortem at the raising frame if asked."""
+    if isinstance(err, CancelledError) or getattr(err, "_pfd_paused", False) or err.op is None:
+        return
+    err._pfd_paused = True
+    op = err.op
+    step = next((s for s in plan.steps if s.op is op), None)
+    inputs = getattr(err, "_pfd_inputs", None)
+    if inputs is None:  # failed on the fast path: its inputs are still in their slots
+        inputs = [] if step is None else [vals[s] for s in step.in_slots]
+    for d in dbgs:
+        action = d._check_error(op, op.name, op.type, inputs, err, ctx.run_id)
+        if action == "post_mortem":
+            d.pdb.post_mortem(err.__cause__ or err)
+
+
+def _attend(plan, i, vals, ctx, dbgs, observed, frees) -> None:
+    """One step with pause checks before and after it (and events when observed)."""
+    step = plan.fast_steps[i] if frees else plan.parallel_steps[i]
+    kernel, _, outs, _, single, needs_ctx, drop, op = step
+    name, typ, src, producers, in_slots, out_slots = step_info(plan)[i]
+    args = [vals[s] for s in in_slots]
+    run_id = ctx.run_id
+    for d in dbgs:
+        if d._check_before(op, name, typ, args, run_id) == "step_into":
+            kernel = op.op_def.extra["step_into"](op, lambda f, a, d=d: d.pdb.step_into(f, a))
+    guarded = {}
+    if any(d.guard_mutation for d in dbgs) and op.op_def.extra.get("hands_out_arrays"):
+        guarded = {j: a.copy() for j, a in enumerate(args) if isinstance(a, np.ndarray)}
+    bus = ev._bus
+    level = bus.capture if observed else 0
+    cap = bus.capture_bytes if level == 2 else 0
+    tid = threading.get_ident()
+    t0 = _now()
+    if observed:
+        ev.emit(ev.OpStart(ev.next_seq(), run_id, t0, tid, name, typ, None, src, producers))
+    hook = next((d.eager_hook for d in dbgs if d.watches_eager), None)
+    try:
+        if needs_ctx:
+            scope = watching_eager(name, run_id, level, cap, observed, hook) \
+                if (observed or hook is not None) else contextlib.nullcontext()
+            with scope:
+                r = kernel(ctx, *args)
+        else:
+            r = kernel(*args)
+    except _PASS_THROUGH:
+        raise
+    except CancelledError:
+        raise
+    except Exception as exc:
+        err = annotate_error(exc, op, ctx)
+        err._pfd_inputs = args
+        if observed:
+            t1 = _now()
+            ev.emit(ev.OpError(ev.next_seq(), run_id, t1, tid, name, typ, None,
+                               type(err).__name__, err.message, src, t1 - t0))
+        if err is exc:
+            raise
+        raise err from exc
+    t1 = _now()
+    results = (r,) if single else (tuple(r) if outs else ())
+    if single:
+        vals[outs] = r
+    else:
+        for s, v in zip(outs, results):
+            vals[s] = v
+    for d in dbgs:
+        if guarded and d.guard_mutation:
+            d.check_mutation(op, guarded, args)
+        d._check_after(op, name, typ, args, list(results), run_id)
+    if observed:
+        sums = tuple(summarize(v, cap) for v in results) if level else ()
+        ins = tuple(summarize(a, cap) for a in args) if level else ()
+        ev.emit(ev.OpEnd(ev.next_seq(), run_id, t1, tid, name, typ, None, t1 - t0, ins, sums))
+    if drop:
+        for s in drop:
+            vals[s] = None
