@@ -32,9 +32,35 @@ def _call_wrapped(func, *args):
 
 
 class _Stepper:
-    """Mixin: stop first at the first line of one code object, then behave as pdb."""
+    """Mixin: stop first at the first line of one code object, then behave as pdb.
+
+    ``_session_cm`` (a context-manager factory), when set, is entered at the
+    first interaction and left when control returns to the program — for
+    ``breakpoint()``, whose session starts later than the call that arms it.
+    """
 
     _target_code = None
+    _session_cm = None
+    _entered = None
+
+    def interaction(self, frame, traceback):
+        if self._session_cm is not None and self._entered is None:
+            self._entered = self._session_cm()
+            self._entered.__enter__()
+        return super().interaction(frame, traceback)
+
+    def _leave_session(self):
+        entered, self._entered = self._entered, None
+        if entered is not None:
+            entered.__exit__(None, None, None)
+
+    def set_continue(self):
+        super().set_continue()
+        self._leave_session()
+
+    def set_quit(self):
+        super().set_quit()
+        self._leave_session()
 
     def stop_here(self, frame):
         target = self._target_code
@@ -64,7 +90,9 @@ def _pdb_class():
 def make_pdb(stdin=None, stdout=None):
     """A fresh Pdb on ``stdin``/``stdout`` (the real terminal when ``None``)."""
     cls = _pdb_class()
-    kwargs = {"stdin": stdin, "stdout": stdout, "readrc": False}
+    # our own frames are skipped: stepping out of the wrapped function never lands in them
+    kwargs = {"stdin": stdin, "stdout": stdout, "readrc": False,
+              "skip": ["pyfunc_debug.*", "contextlib"]}
     if getattr(type(cls), "__name__", "") == "PdbMeta":  # pdbpp: a fresh instance, not the global one
         kwargs.update(use_global_pdb=False, set_global_pdb=True)
     p = cls(**kwargs)
@@ -125,11 +153,14 @@ class PdbRunner:
                 pass
 
     def set_trace(self, frame) -> None:
-        """``breakpoint()`` inside a wrapped function: the same session if one is open."""
+        """``breakpoint()`` inside a wrapped function: the same session if one is open.
+
+        The session (and ``around``) starts at pdb's first stop in ``frame``.
+        """
         active = getattr(self._active, "pdb", None)
         if active is not None:
             active.set_trace(frame)
             return
-        with self._context():
-            p = make_pdb(self.stdin, self.stdout)
-            p.set_trace(frame)
+        p = make_pdb(self.stdin, self.stdout)
+        p._session_cm = self._context
+        p.set_trace(frame)
