@@ -91,6 +91,33 @@ def observed(value, n: int, repeats: int, tmp: str) -> dict:
     return {label: (t / n * 1e6, t / base, (t - base) / n * 1e6) for label, t in times.items()}
 
 
+def debugger_costs(n: int, repeats: int) -> dict:
+    """The scalar chain with a debugger attached (no breakpoint matching), and
+    ``debug.breakpoint`` ops with no debugger attached, against the plain chain."""
+    g, x, y = build_chain(n)
+    sess = pfd.Session(graph=g)
+    feed = {x: np.float32(1.0)}
+    sess.run(y, feed)
+    base = median_time(lambda: sess.run(y, feed), repeats)
+    dbg = pfd.debug.Debugger(on_pause=lambda pause: "continue")
+    dbg.break_on(op="no-such-op")
+    with dbg:
+        sess.run(y, feed)
+        attached = median_time(lambda: sess.run(y, feed), repeats)
+    # the same chain with a debug.breakpoint op after every py_func
+    g2 = pfd.Graph()
+    with g2.as_default():
+        x2 = pfd.compat.v1.placeholder(pfd.float32)
+        y2 = x2
+        for _ in range(n):
+            y2 = pfd.debug.breakpoint(pfd.compat.v1.py_func(f, [y2], pfd.float32))
+    sess2 = pfd.Session(graph=g2)
+    sess2.run(y2, {x2: np.float32(1.0)})
+    with_bps = median_time(lambda: sess2.run(y2, {x2: np.float32(1.0)}), repeats)
+    return {"base": base / n * 1e6, "attached": attached / n * 1e6, "ratio": attached / base,
+            "breakpoint_op": (with_bps - base) / n * 1e6}
+
+
 def _rss_bytes() -> int:
     with open("/proc/self/statm") as f:
         return int(f.read().split()[1]) * os.sysconf("SC_PAGE_SIZE")
@@ -152,6 +179,10 @@ def main(argv=None) -> None:
             for mode, (us, ratio, added) in observed(value, args.n, reps, tmp).items():
                 print(f"  {mode:30} {us:8.3f} {ratio:6.2f}x {added:12.3f}")
         rates = recording_rate(args.events, tmp)
+    d = debugger_costs(args.n, args.repeats)
+    print(f"\ndebugger attached, no breakpoint matching (scalar chain): {d['attached']:.3f} µs/op, "
+          f"{d['ratio']:.2f}x the unobserved run ({d['base']:.3f} µs/op)")
+    print(f"a debug.breakpoint op with no debugger attached: {d['breakpoint_op']:.3f} µs each")
     n, rate, mem = rates["memory"]
     print(f"\nrecording {n:,} events in memory: {rate:,.0f} events/s; "
           f"trace() holds them in {mem / 2**20:.0f} MiB ({mem / max(n, 1):.0f} B/event)")

@@ -7,6 +7,7 @@ its traceback still holds the failing frame, so post-mortem works.
 """
 from __future__ import annotations
 
+import bisect
 import contextlib
 import threading
 import time
@@ -34,27 +35,29 @@ def run_debugged(plan, vals, ctx, pool, dbgs) -> None:
             _run_folds(plan, vals, ctx, (lambda: run_steps_observed(fold_items(plan), vals, ctx))
                        if observed else None)
         from .debugger import changes
-        state = [None, frozenset()]  # (breakpoint changes seen, watched steps)
-        parallel = pool is not None and len(plan.steps) >= 2
+        state = [None, frozenset(), ()]  # (breakpoint changes seen, watched steps, sorted)
 
-        def one(i, frees=not parallel):
+        def watched():
             if state[0] != changes[0]:  # a breakpoint came or went (maybe at a pause)
                 state[0] = changes[0]
                 state[1] = frozenset().union(*(d.watch(plan) for d in dbgs))
-            if i in state[1] or any(d.stepping for d in dbgs):
+                state[2] = sorted(state[1])
+            return state[1]
+
+        def one(i, frees=False):  # parallel runs: one step at a time, in any order
+            if i in watched() or any(d.stepping for d in dbgs):
                 _attend(plan, i, vals, ctx, dbgs, observed, frees)
             elif observed:
                 run_steps_observed(main_items(plan, (i,), frees), vals, ctx)
             else:
-                run_steps((plan.fast_steps[i] if frees else plan.parallel_steps[i],), vals, ctx)
+                run_steps((plan.parallel_steps[i],), vals, ctx)
 
         try:
-            if parallel:
+            if pool is not None and len(plan.steps) >= 2:
                 from ..runtime.parallel import run_parallel
                 run_parallel(plan, vals, ctx, pool, one)
             else:
-                for i in range(len(plan.steps)):
-                    one(i)
+                _run_sequential(plan, vals, ctx, dbgs, observed, watched, state)
         except OpError as err:
             _pause_at_error(err, plan, vals, dbgs, ctx)
             raise
@@ -64,6 +67,24 @@ def run_debugged(plan, vals, ctx, pool, dbgs) -> None:
         raise
     if observed:
         run_end(ctx, t0)
+
+
+def _run_sequential(plan, vals, ctx, dbgs, observed, watched, state) -> None:
+    """Unwatched stretches run as one block on the fast (or observed) loop."""
+    n = len(plan.steps)
+    i = 0
+    while i < n:
+        if i in watched() or any(d.stepping for d in dbgs):
+            _attend(plan, i, vals, ctx, dbgs, observed, True)
+            i += 1
+            continue
+        k = bisect.bisect_right(state[2], i)
+        j = state[2][k] if k < len(state[2]) else n
+        if observed:
+            run_steps_observed(main_items(plan, range(i, j)), vals, ctx)
+        else:
+            run_steps(plan.fast_steps[i:j], vals, ctx)
+        i = j
 
 
 def _pause_at_error(err, plan, vals, dbgs, ctx) -> None:
