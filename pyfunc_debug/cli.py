@@ -7,14 +7,25 @@ import sys
 __all__ = ["main"]
 
 
+def _tui():
+    """The TUI package, imported only here: the core never depends on it."""
+    import importlib
+    return importlib.import_module("tui.launch")
+
+
 def _cmd_demo(args) -> int:
     from . import demo
-    print("pyfunc-debug demo: the built-in graph (validate -> normalize -> log_features -> "
-          "scale -> loss), three runs.\n(The terminal UI is not built yet; this prints the runs.)")
-    for op in demo.build().graph.get_operations():
-        print(f"  op {op.name:14} {op.type:16} created at line {op.source.lineno}")
-    demo.run()
-    return 0
+    if args.print or not sys.stdout.isatty():
+        print("pyfunc-debug demo: the built-in graph (validate -> normalize -> log_features -> "
+              "scale -> loss), three runs." + ("" if args.print else
+                                                 "\n(stdout is not a terminal: printing the runs "
+                                                 "instead of opening the UI)"))
+        for op in demo.build().graph.get_operations():
+            print(f"  op {op.name:14} {op.type:16} created at line {op.source.lineno}")
+        demo.run()
+        return 0
+    tui = _tui()
+    return tui.run_app(tui.demo_app())
 
 
 _TRACE_OPTIONS = {"-o": True, "--output": True, "--capture": True}
@@ -69,8 +80,14 @@ def _cmd_run(args) -> int:
     if bad:
         print(f"pyfunc-debug run: --break-on takes nan or error, not {bad[0]!r}", file=sys.stderr)
         return 2
+    guard = bool(opts.get("--guard-mutation"))
+    if not opts.get("--console"):
+        tui = _tui()
+        return tui.run_app(tui.script_app(script, script_args, breaks=opts.get("--break", []),
+                                          break_on=tuple(kinds) or ("error",),
+                                          guard_mutation=guard))
     frontend = ConsoleFrontend()
-    dbg = Debugger(on_pause=frontend, guard_mutation=bool(opts.get("--guard-mutation")))
+    dbg = Debugger(on_pause=frontend, guard_mutation=guard)
     frontend.debugger = dbg
     for glob in opts.get("--break", []):
         dbg.break_on(op=glob)
@@ -85,12 +102,25 @@ def _cmd_run(args) -> int:
     return status
 
 
+def _cmd_view(args) -> int:
+    from .trace.jsonl import TraceFormatError, load_trace
+    try:
+        load_trace(args.trace)  # fail here, with the file and line, not inside the UI
+    except (OSError, TraceFormatError) as e:
+        print(f"pyfunc-debug view: {e}", file=sys.stderr)
+        return 2
+    tui = _tui()
+    return tui.run_app(tui.view_app(args.trace))
+
+
 def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(
         prog="pyfunc-debug",
         description="Debug and trace dataflow graphs whose ops wrap Python functions.")
     sub = p.add_subparsers(dest="command", metavar="COMMAND")
-    d = sub.add_parser("demo", help="run the built-in example graph (no arguments, no files)")
+    d = sub.add_parser("demo", help="open the debugger UI on the built-in example graph")
+    d.add_argument("--print", action="store_true",
+                   help="print the demo's runs instead of opening the UI")
     d.set_defaults(func=_cmd_demo)
     t = sub.add_parser(
         "trace", help="run a script, recording every op: trace SCRIPT [ARGS...] -o OUT.json|"
@@ -107,10 +137,13 @@ def build_parser() -> argparse.ArgumentParser:
         "--break GLOB pauses before ops whose name matches (repeatable); --break-on nan pauses "
         "at the op that produces a NaN/Inf; --break-on error pauses where an op fails; "
         "--guard-mutation warns when a wrapped function writes into its inputs. At a pause "
-        "the (pfd) prompt takes c, n, s, pm, p, b, q, help. (--console: the terminal UI is "
-        "not built yet, so run always uses the console frontend.)")
+        "the terminal UI opens (keys in its footer); with --console a (pfd) prompt takes c, n, "
+        "s, pm, p, b, q, help instead. The UI pauses on errors unless --break-on says otherwise.")
     r.add_argument("rest", nargs=argparse.REMAINDER, help="SCRIPT [ARGS...] [options]")
     r.set_defaults(func=_cmd_run)
+    v = sub.add_parser("view", help="replay a recorded trace (.jsonl) in the debugger UI")
+    v.add_argument("trace", help="a .jsonl trace from pyfunc-debug trace or pfd.trace()")
+    v.set_defaults(func=_cmd_view)
     return p
 
 

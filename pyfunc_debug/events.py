@@ -40,6 +40,7 @@ class RunStart(NamedTuple):
     ops: tuple = ()           # names of the ops that will run, in order
     folded: tuple = ()        # ops whose cached (constant-folded) value is reused
     deduplicated: tuple = ()  # (op, op it shares a run with) pairs
+    op_types: tuple = ()      # the type of each op in ``ops``
     op: str = ""
     op_type: str = ""
     parent: str | None = None

@@ -16,7 +16,7 @@ def test_help_lists_the_commands(capsys):
 
 
 def test_demo_runs_three_runs_with_nan_and_error(capsys):
-    assert main(["demo"]) == 0
+    assert main(["demo", "--print"]) == 0
     out = capsys.readouterr().out
     assert "run 1: loss=" in out and "has_nan=False" in out
     assert "run 2: loss=np.float32(nan) has_nan=True" in out

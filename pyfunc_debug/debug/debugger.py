@@ -71,6 +71,7 @@ class Debugger:
         self._tls = threading.local()
         self._pause_lock = threading.Lock()
         self._saved_hook = None
+        self._interrupted = False
         self.eager_hook = _EagerHook(self)
 
     # -- breakpoints -------------------------------------------------------------------
@@ -114,10 +115,15 @@ class Debugger:
     def _breakpointhook(self, *args, **kwargs):
         self.pdb.set_trace(sys._getframe(1))
 
+    def interrupt(self) -> None:
+        """Pause before the next op that runs, in any thread (a frontend's "pause now")."""
+        self._interrupted = True
+        changes[0] += 1
+
     # -- per-thread state ------------------------------------------------------------------
     @property
     def stepping(self) -> bool:
-        return getattr(self._tls, "stepping", False)
+        return self._interrupted or getattr(self._tls, "stepping", False)
 
     def _set_stepping(self, value: bool) -> None:
         self._tls.stepping = value
@@ -224,6 +230,7 @@ class Debugger:
             action = "step"
         if action == "post_mortem" and pause.error is None:
             action = "continue"
+        self._interrupted = False
         self._set_stepping(action == "step")
         if action == "abort":
             raise CancelledError(None, pause.op, f"run aborted from the debugger at op "

@@ -51,6 +51,12 @@ class Pause:
     def output_summaries(self) -> list:
         return [summarize(v) for v in self.outputs or ()]
 
+    @property
+    def describe_short(self) -> str:
+        where = {"before": "paused before it runs", "after": "paused after it ran",
+                 "error": "paused at its error"}[self.when]
+        return where + (f" — {self.breakpoint.describe()}" if self.breakpoint is not None else "")
+
     def describe(self) -> str:
         where = {"before": "before", "after": "after", "error": "at error in"}[self.when]
         bp = f"  [{self.breakpoint.describe()}]" if self.breakpoint is not None else ""

@@ -22,6 +22,12 @@ from ..errors import CancelledError
 __all__ = ["PdbRunner", "PdbQuit", "make_pdb"]
 
 
+# Our machinery, never shown while stepping (the demo's functions in pyfunc_debug.demo are).
+SKIP = ["pyfunc_debug.runtime.*", "pyfunc_debug.debug.*", "pyfunc_debug.ops.*",
+        "pyfunc_debug.eager.*", "pyfunc_debug.graph.*", "pyfunc_debug.trace.*",
+        "pyfunc_debug.events", "pyfunc_debug.autodiff", "tui.*", "contextlib", "threading"]
+
+
 class PdbQuit(CancelledError):
     """The user quit pdb: the run is aborted."""
 
@@ -90,9 +96,7 @@ def _pdb_class():
 def make_pdb(stdin=None, stdout=None):
     """A fresh Pdb on ``stdin``/``stdout`` (the real terminal when ``None``)."""
     cls = _pdb_class()
-    # our own frames are skipped: stepping out of the wrapped function never lands in them
-    kwargs = {"stdin": stdin, "stdout": stdout, "readrc": False,
-              "skip": ["pyfunc_debug.*", "contextlib"]}
+    kwargs = {"stdin": stdin, "stdout": stdout, "readrc": False, "skip": SKIP}
     if getattr(type(cls), "__name__", "") == "PdbMeta":  # pdbpp: a fresh instance, not the global one
         kwargs.update(use_global_pdb=False, set_global_pdb=True)
     p = cls(**kwargs)

@@ -25,6 +25,7 @@ from ..trace.summary import summarize
 __all__ = ["run_debugged"]
 
 _now = time.perf_counter_ns
+BLOCK = 64  # unwatched steps run in blocks this long, so interrupt() takes effect soon
 
 
 def run_debugged(plan, vals, ctx, pool, dbgs) -> None:
@@ -79,7 +80,7 @@ def _run_sequential(plan, vals, ctx, dbgs, observed, watched, state) -> None:
             i += 1
             continue
         k = bisect.bisect_right(state[2], i)
-        j = state[2][k] if k < len(state[2]) else n
+        j = min(state[2][k] if k < len(state[2]) else n, i + BLOCK)
         if observed:
             run_steps_observed(main_items(plan, range(i, j)), vals, ctx)
         else:

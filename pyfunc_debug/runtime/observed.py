@@ -45,11 +45,12 @@ def main_items(plan, indices, frees=True):
 
 
 def run_start(plan, ctx):
-    bus = ev._bus
+    info = step_info(plan)
     dedup = tuple((op.name, first.name) for op, first in plan.aliases.items())
-    bus.emit(ev.RunStart(ev.next_seq(), ctx.run_id, _now(), threading.get_ident(), ctx.kind,
-                         ctx.name, tuple(s.op.name for s in plan.steps),
-                         tuple(op.name for op in plan.folded), dedup))
+    ev._bus.emit(ev.RunStart(ev.next_seq(), ctx.run_id, _now(), threading.get_ident(), ctx.kind,
+                             ctx.name, tuple(i[0] for i in info),
+                             tuple(op.name for op in plan.folded), dedup,
+                             tuple(i[1] for i in info)))
     return _now()
 
 

@@ -1,0 +1,351 @@
+"""PfdApp: the debugger UI — ops, live log, inspector, breakpoints, status, keys.
+
+The user's script (or the demo graph) runs on a worker thread under the
+debugger; events arrive through the bridge and are applied on a timer in
+batches. Widgets hold display state only; this class routes.
+"""
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import os
+import threading
+import time
+
+from textual.app import App, ComposeResult, SuspendNotSupported
+from textual.binding import Binding
+from textual.containers import Horizontal, Vertical
+from textual.widgets import Footer, Header
+
+from .bridge import Bridge
+from .commands import DebugCommands
+from .messages import OpSelected
+from .model import RunModel, format_event
+from .screens.export import ExportScreen
+from .widgets.breakpoint_list import BreakpointList
+from .widgets.event_log import EventLog
+from .widgets.inspector import Inspector
+from .widgets.op_list import OpList
+from .widgets.status_bar import StatusBar
+
+__all__ = ["PfdApp"]
+
+BATCH = 20_000      # events applied per tick at most (keeps the UI responsive)
+TICK = 0.05
+
+
+class PfdApp(App):
+    """Live debugging of a target (``target()`` runs on a worker thread)."""
+
+    CSS_PATH = "app.tcss"
+    TITLE = "pyfunc-debug"
+    COMMANDS = App.COMMANDS | {DebugCommands}
+    BINDINGS = [
+        Binding("c", "resume('continue')", "continue"),
+        Binding("n", "resume('step')", "next op"),
+        Binding("s", "step_into", "step into"),
+        Binding("p", "post_mortem", "post-mortem"),
+        Binding("b", "toggle_breakpoint", "breakpoint"),
+        Binding("e", "toggle_error_break", "on error"),
+        Binding("N", "toggle_nan_break", "on NaN"),
+        Binding("space", "interrupt", "pause", show=False),
+        Binding("x", "export", "export"),
+        Binding("q", "quit_run", "quit"),
+    ]
+
+    def __init__(self, target=None, title: str = "", breaks=(), break_on=("error",),
+                 suspend=None, pdb_io=None, show_timings: bool = True,
+                 guard_mutation: bool = False):
+        super().__init__()
+        self.model = RunModel()
+        self.target = target
+        self.sub_title = title
+        self.show_timings = show_timings
+        self.pause = None
+        self.message = ""
+        self.worker_thread: threading.Thread | None = None
+        self.target_status = None
+        self._suspend = suspend or self.suspend
+        self._suspended = False      # while pdb owns the terminal, nothing may redraw
+        self._deferred_pause = None
+        self._rate, self._rate_t, self._rate_n = None, time.perf_counter(), 0
+        runner = None
+        if pdb_io is not None:
+            from pyfunc_debug.debug import PdbRunner
+            runner = PdbRunner(pdb_io[0], pdb_io[1])
+        self.bridge = Bridge(self._post_pause, self._request_suspend, runner, guard_mutation)
+        if runner is not None:
+            runner.around = self.bridge.pdb_session
+        dbg = self.bridge.debugger
+        for glob in breaks:
+            dbg.break_on(op=glob)
+        if "error" in break_on:
+            dbg.break_on(on_error=True)
+        if "nan" in break_on:
+            dbg.break_on(when="nan_producer")
+
+    # -- layout -------------------------------------------------------------------------
+    def compose(self) -> ComposeResult:
+        yield Header(show_clock=False)
+        with Horizontal(id="top"):
+            yield OpList(self.model, self._breakpoint_ops, id="ops")
+            yield Inspector(id="inspector")
+        with Horizontal(id="bottom"):
+            yield EventLog(id="log")
+            yield BreakpointList(id="breakpoints")
+        yield StatusBar(id="status")
+        yield Footer()
+
+    def on_mount(self) -> None:
+        self.query_one("#ops").border_title = "ops of the current run"
+        self.query_one("#inspector").border_title = "inspector"
+        self.query_one("#log").border_title = "events"
+        self.query_one("#breakpoints").border_title = "breakpoints"
+        self._refresh_breakpoints()
+        self.set_interval(TICK, self.tick)
+        if self.target is not None:
+            self.worker_thread = threading.Thread(target=self._work, name="pfd-worker", daemon=True)
+            self.worker_thread.start()
+        self.query_one("#ops").focus()
+        self._update_status()
+
+    # -- worker thread --------------------------------------------------------------------
+    def _work(self) -> None:
+        try:
+            status = self.bridge.run(self.target)
+        except BaseException as e:  # never let the worker's failure take the app down
+            status = e
+        with contextlib.suppress(Exception):
+            self.call_from_thread(self._target_done, status)
+
+    def _target_done(self, status) -> None:
+        self.tick()
+        self.target_status = status
+        if isinstance(status, BaseException):
+            self.message = f"the script ended with {type(status).__name__}: {status}"[:200]
+            self.model.state = "failed"
+        else:
+            self.message = f"done (exit status {status}) — q to quit, x to export" \
+                if status not in (None, 0) else "done — q to quit, x to export the trace"
+            if self.model.state in ("running", "paused", "idle"):
+                self.model.state = "finished"
+        self._update_status()
+
+    def _post_pause(self, pause) -> None:
+        self.call_from_thread(self.on_pause_arrived, pause)
+
+    def _request_suspend(self) -> None:
+        self.call_from_thread(lambda: self.run_worker(self._hold_suspended(), exclusive=False))
+
+    async def _hold_suspended(self) -> None:
+        """pdb started by user code (``breakpoint()``): stay suspended until it ends."""
+        bridge = self.bridge
+        bridge.pdb_done.clear()
+        try:
+            with self._pdb_owns_terminal():
+                bridge.app_suspended.set()
+                await asyncio.to_thread(bridge.pdb_done.wait)
+        except SuspendNotSupported:
+            bridge.app_suspended.set()
+            self.message = "breakpoint() reached, but this terminal cannot be suspended for pdb"
+            await asyncio.to_thread(bridge.pdb_done.wait)
+
+    # -- applying events -----------------------------------------------------------------
+    @contextlib.contextmanager
+    def _pdb_owns_terminal(self):
+        """Suspend the app for pdb. Nothing may redraw meanwhile: the driver's writer is
+        stopped, so its queue would fill and block the event loop. Pauses that arrive
+        meanwhile are shown after the app is back."""
+        with self._suspend():
+            self._suspended = True
+            try:
+                yield
+            finally:
+                self._suspended = False
+        pause, self._deferred_pause = self._deferred_pause, None
+        self.refresh(layout=True)
+        if pause is not None:
+            self.on_pause_arrived(pause)
+
+    def tick(self) -> None:
+        if self._suspended:
+            return
+        events = self.bridge.drain(BATCH)
+        if not events:
+            self._update_status()
+            return
+        apply = self.model.apply
+        for e in events:
+            apply(e)
+        self.query_one(EventLog).add([format_event(e) for e in events])
+        ops = self.query_one(OpList)
+        ops.sync()
+        self._rate_n += len(events)
+        if self.pause is None:
+            self._show_selected(ops.selected)
+        self._refresh_breakpoints()
+        self._update_status()
+
+    def _update_status(self) -> None:
+        now = time.perf_counter()
+        if now - self._rate_t >= 1.0:
+            self._rate = self._rate_n / (now - self._rate_t)
+            self._rate_t, self._rate_n = now, 0
+        m = self.model
+        state = m.state if self.pause is None else "paused"
+        self.query_one(StatusBar).show(state, m.runs, m.ops_done, m.ops_total, m.events,
+                                       self._rate if self.show_timings else None, self.message)
+
+    def _show_selected(self, name) -> None:
+        row = self.model.rows.get(name) if name else None
+        pause = self.pause if self.pause is not None and name == self.pause.op_name else None
+        if pause is not None:
+            values = (pause.inputs, pause.outputs or [])
+        else:
+            values = self.bridge.latest_values.get(name)
+        self.query_one(Inspector).show(row, values, pause, _relative)
+
+    def on_op_selected(self, message: OpSelected) -> None:
+        self._show_selected(message.name)
+
+    # -- pauses ------------------------------------------------------------------------------
+    def on_pause_arrived(self, pause) -> None:
+        if self._suspended:
+            self._deferred_pause = pause
+            return
+        self.tick()
+        self.pause = pause
+        name = pause.op_name if pause.parent is None else pause.parent
+        row = self.model.rows.get(name)
+        if row is not None and row.status != "error":
+            row.status = "paused"
+            self.model.version += 1
+        ops = self.query_one(OpList)
+        ops.sync()
+        ops.select(name)
+        where = f" (inside {pause.parent})" if pause.parent else ""
+        self.message = f"{pause.when} {pause.op_name}{where} — keys: " + \
+            " ".join(_KEY_OF[a] for a in pause.actions)
+        self._show_selected(name)
+        self._update_status()
+
+    def _answer(self, action: str) -> None:
+        self.pause = None
+        self.message = ""
+        self.bridge.answer(action)
+        self._update_status()
+
+    def action_resume(self, action: str) -> None:
+        if self.pause is None:
+            self.notify("Not paused. (space pauses at the next op.)", severity="warning")
+            return
+        self._answer(action)
+
+    async def action_step_into(self) -> None:
+        await self._pdb_action("step_into", "s steps into py_func / numpy_function / "
+                               "py_function ops, before they run")
+
+    async def action_post_mortem(self) -> None:
+        await self._pdb_action("post_mortem", "p works at an error pause")
+
+    async def _pdb_action(self, action: str, hint: str) -> None:
+        pause = self.pause
+        if pause is None or action not in pause.actions:
+            self.notify(f"Not possible here: {hint}.", severity="warning")
+            return
+        bridge = self.bridge
+        bridge.pdb_done.clear()
+        try:
+            with self._pdb_owns_terminal():
+                bridge.app_suspended.set()
+                self.pause = None
+                self.message = ""
+                bridge.answer(action)
+                while not await asyncio.to_thread(bridge.pdb_done.wait, 0.5):
+                    if self.worker_thread is not None and not self.worker_thread.is_alive():
+                        break
+        except SuspendNotSupported:
+            self.message = "cannot drop into pdb here: this terminal cannot be suspended"
+            self._update_status()
+
+    def action_interrupt(self) -> None:
+        if self.pause is None:
+            self.bridge.interrupt()
+            self.message = "pausing at the next op…"
+
+    # -- breakpoints ---------------------------------------------------------------------------
+    def _breakpoint_ops(self) -> set:
+        return {bp.op for bp in self.bridge.debugger.breakpoints if bp.op and bp.enabled}
+
+    def _refresh_breakpoints(self) -> None:
+        self.query_one(BreakpointList).show(self.bridge.debugger.breakpoints)
+
+    def _toggle(self, match, make) -> None:
+        dbg = self.bridge.debugger
+        found = next((bp for bp in dbg.breakpoints if match(bp)), None)
+        if found is not None:
+            dbg.remove(found)
+        else:
+            make(dbg)
+        self._refresh_breakpoints()
+        self.model.version += 1
+        self.query_one(OpList).sync()
+
+    def action_toggle_breakpoint(self) -> None:
+        name = self.query_one(OpList).selected
+        if name is None:
+            self.notify("No op selected.", severity="warning")
+            return
+        self._toggle(lambda bp: bp.op == name and bp.condition is None and not bp.on_error,
+                     lambda dbg: dbg.break_on(op=name))
+
+    def action_toggle_error_break(self) -> None:
+        self._toggle(lambda bp: bp.on_error and bp.op is None, lambda d: d.break_on(on_error=True))
+
+    def action_toggle_nan_break(self) -> None:
+        self._toggle(lambda bp: bp.condition is not None and bp.condition.label == "nan_producer",
+                     lambda d: d.break_on(when="nan_producer"))
+
+    def add_condition(self, expr: str) -> None:
+        try:
+            self.bridge.debugger.break_on(when=expr)
+        except ValueError as e:
+            self.notify(str(e), severity="error")
+        self._refresh_breakpoints()
+
+    def select_op(self, name: str) -> None:
+        self.query_one(OpList).select(name)
+
+    # -- export and quit --------------------------------------------------------------------------
+    def action_export(self) -> None:
+        def write(path):
+            if not path:
+                return
+            from pyfunc_debug.trace.recorder import Trace
+            self.tick()
+            tr = Trace(capture="summary")
+            tr.events = list(self.bridge.recorded)
+            try:
+                tr.save(path)
+                self.message = f"wrote {len(tr.events):,} events to {path}"
+            except (OSError, ValueError) as e:
+                self.message = f"export failed: {e}"
+            self._update_status()
+        self.push_screen(ExportScreen(), write)
+
+    def action_quit_run(self) -> None:
+        self.bridge.quit()
+        self.pause = None
+        self.exit(0)
+
+
+_KEY_OF = {"continue": "c", "step": "n", "step_into": "s", "post_mortem": "p", "abort": "q"}
+
+
+def _relative(path: str) -> str:
+    file, _, line = path.rpartition(":")
+    try:
+        rel = os.path.relpath(file)
+    except ValueError:
+        return path
+    return f"{rel}:{line}" if not rel.startswith("..") else path

@@ -1,0 +1,169 @@
+"""Display state built from events: the ops of the current run and their status.
+
+Pure Python (no Textual): the app feeds it events in batches; widgets read it.
+The same model replays recorded traces in ``view``.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from pyfunc_debug import events as ev
+
+__all__ = ["OpRow", "RunModel", "format_event", "STATUS_ICONS"]
+
+STATUS_ICONS = {"pending": "·", "running": "▶", "done": "✓", "error": "✗", "paused": "⏸",
+                "folded": "≡", "dedup": "="}
+
+
+@dataclass
+class OpRow:
+    """One op of the current run, as the op list and the inspector show it."""
+
+    name: str
+    op_type: str = ""
+    status: str = "pending"
+    source: str = ""
+    duration_ns: int = 0
+    inputs: tuple = ()
+    outputs: tuple = ()
+    error: str = ""
+    note: str = ""            # "folded (cached value)", "same as <op>"
+    children: list = field(default_factory=list)   # eager ops inside a py_function
+
+
+def _dur(ns: int) -> str:
+    if ns < 1_000:
+        return f"{ns}ns"
+    if ns < 1_000_000:
+        return f"{ns / 1e3:.1f}µs"
+    return f"{ns / 1e6:.1f}ms"
+
+
+def format_event(e) -> str:
+    """One log line per event."""
+    cls = type(e)
+    if cls is ev.OpEnd:
+        out = e.outputs[0].short() if e.outputs else ""
+        indent = "    " if e.parent else "  "
+        return f"{e.seq:>8} run {e.run_id:<4}{indent}done  {e.op} ({e.op_type}) {_dur(e.duration_ns)} {out}"
+    if cls is ev.OpStart:
+        indent = "    " if e.parent else "  "
+        return f"{e.seq:>8} run {e.run_id:<4}{indent}start {e.op} ({e.op_type})"
+    if cls is ev.OpError:
+        first = next((l for l in e.message.splitlines() if l and not l.startswith(
+            ("Graph execution", "Detected at", "Function execution"))), e.message[:80])
+        return f"{e.seq:>8} run {e.run_id:<4}  ERROR {e.op} ({e.op_type}): {first[:120]}"
+    if cls is ev.RunStart:
+        what = f"{e.kind} {e.name}".strip()
+        return f"{e.seq:>8} run {e.run_id:<4}start {what}: {len(e.ops)} ops"
+    if cls is ev.RunEnd:
+        return (f"{e.seq:>8} run {e.run_id:<4}end   {'ok' if e.ok else 'FAILED'} "
+                f"{_dur(e.duration_ns)}" + ("" if e.ok else f" {e.error}"))
+    if cls is ev.BreakpointHit:
+        return f"{e.seq:>8} run {e.run_id!s:<4}  PAUSE {e.when} {e.op} ({e.op_type}) {e.breakpoint}"
+    if cls is ev.Warning:
+        return f"{e.seq:>8} WARNING {e.op}: {e.message[:160]}"
+    return f"{getattr(e, 'seq', '?'):>8} {cls.__name__}"
+
+
+class RunModel:
+    """The current run's ops (in order) and counters over everything seen."""
+
+    def __init__(self):
+        self.rows: dict[str, OpRow] = {}
+        self.order: list[str] = []
+        self.run_id = None
+        self.run_kind = ""
+        self.runs = 0
+        self.events = 0
+        self.errors = 0
+        self.warnings: list = []
+        self.state = "idle"
+        self.last_error = ""
+        self.version = 0          # bumped on every change the op list must redraw
+        self.sources: dict[str, str] = {}
+
+    @property
+    def ops_total(self) -> int:
+        return sum(1 for r in self.rows.values() if r.status not in ("folded", "dedup"))
+
+    @property
+    def ops_done(self) -> int:
+        return sum(1 for r in self.rows.values() if r.status in ("done", "error"))
+
+    def row_at(self, index: int) -> OpRow | None:
+        return self.rows[self.order[index]] if 0 <= index < len(self.order) else None
+
+    def index_of(self, name: str) -> int:
+        try:
+            return self.order.index(name)
+        except ValueError:
+            return -1
+
+    def apply(self, e) -> None:
+        """Update the state for one event."""
+        self.events += 1
+        cls = type(e)
+        if cls is ev.RunStart:
+            self._start_run(e)
+        elif e.parent is not None:
+            self._child(e)
+        elif cls is ev.OpStart:
+            row = self._row(e.op, e.op_type)
+            row.status, row.source = "running", e.source
+            self.sources[e.op] = e.source
+        elif cls is ev.OpEnd:
+            row = self._row(e.op, e.op_type)
+            row.status, row.duration_ns = "done", e.duration_ns
+            row.inputs, row.outputs = e.inputs, e.outputs
+        elif cls is ev.OpError:
+            row = self._row(e.op, e.op_type)
+            row.status, row.error = "error", e.message
+            self.errors += 1
+            self.last_error = f"{e.error_type} at op '{e.op}'"
+        elif cls is ev.RunEnd:
+            self.state = "finished" if e.ok else "failed"
+        elif cls is ev.BreakpointHit:
+            row = self.rows.get(e.op)
+            if row is not None and row.status != "error":
+                row.status = "paused"
+            self.state = "paused"
+        elif cls is ev.Warning:
+            self.warnings.append(e)
+        self.version += 1
+
+    def _start_run(self, e) -> None:
+        self.runs += 1
+        self.run_id, self.run_kind = e.run_id, e.kind
+        self.state = "running"
+        self.rows, self.order = {}, []
+        for name, op_type in zip(e.ops, e.op_types or ("",) * len(e.ops)):
+            self._row(name, op_type)
+        for name in e.folded:
+            self._row(name, "").status = "folded"
+            self.rows[name].note = "folded: its inputs are constants, so its value is reused"
+        for name, first in e.deduplicated:
+            row = self._row(name, "")
+            row.status, row.note = "dedup", f"same call as '{first}': ran once for both"
+        for name, row in self.rows.items():
+            row.source = self.sources.get(name, "")
+
+    def _row(self, name: str, op_type: str) -> OpRow:
+        row = self.rows.get(name)
+        if row is None:
+            row = self.rows[name] = OpRow(name, op_type)
+            self.order.append(name)
+        elif op_type and not row.op_type:
+            row.op_type = op_type
+        return row
+
+    def _child(self, e) -> None:
+        parent = self.rows.get(e.parent)
+        if parent is None:
+            return
+        if type(e) is ev.OpEnd:
+            out = e.outputs[0].short() if e.outputs else ""
+            parent.children.append(f"{e.op} ({e.op_type}) {_dur(e.duration_ns)} {out}")
+            del parent.children[:-50]
+        elif type(e) is ev.OpError:
+            parent.children.append(f"{e.op} ({e.op_type}) ERROR {e.message[:80]}")

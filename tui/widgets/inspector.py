@@ -1,0 +1,152 @@
+"""Inspector: the selected op — type, source, input/output summaries, error, values.
+
+A scrollable value grid shows a 1-D/2-D array (or a 2-D slice of a higher
+one) and a sparkline its values; ``v`` cycles through the op's inputs and outputs.
+"""
+from __future__ import annotations
+
+import numpy as np
+from rich.table import Table
+from rich.text import Text
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import VerticalScroll
+from textual.widgets import DataTable, Sparkline, Static
+
+from ..model import OpRow
+
+__all__ = ["Inspector", "grid_of"]
+
+MAX_ROWS, MAX_COLS, SPARK_POINTS = 200, 24, 120
+
+
+def grid_of(value) -> tuple[list[str], list[list[str]], str]:
+    """(column labels, rows of cells, caption) for a value, bounded in size."""
+    arr = np.asarray(value)
+    caption = f"{arr.dtype if arr.dtype.kind != 'O' else 'string'}{list(arr.shape)}"
+    if arr.ndim > 2:
+        lead = (0,) * (arr.ndim - 2)
+        caption += f" — slice [{', '.join('0' for _ in lead)}, :, :]"
+        arr = arr[lead]
+    if arr.ndim == 0:
+        return ["value"], [[_cell(arr[()])]], caption
+    if arr.ndim == 1:
+        rows = [[str(i), _cell(v)] for i, v in enumerate(arr[:MAX_ROWS])]
+        if arr.shape[0] > MAX_ROWS:
+            caption += f" — first {MAX_ROWS} of {arr.shape[0]}"
+        return ["i", "value"], rows, caption
+    cols = min(arr.shape[1], MAX_COLS)
+    rows = [[str(i)] + [_cell(v) for v in arr[i, :cols]] for i in range(min(arr.shape[0], MAX_ROWS))]
+    if arr.shape[0] > MAX_ROWS or arr.shape[1] > MAX_COLS:
+        caption += f" — first {min(arr.shape[0], MAX_ROWS)}×{cols}"
+    return [""] + [str(j) for j in range(cols)], rows, caption
+
+
+def _cell(v) -> str:
+    if isinstance(v, (bytes, np.bytes_)):
+        return repr(bytes(v))[:40]
+    if isinstance(v, (float, np.floating)):
+        return f"{v:.6g}"
+    return str(v)[:40]
+
+
+def _spark(value) -> list[float]:
+    arr = np.asarray(value)
+    if arr.dtype.kind not in "biuf" or arr.size < 2:
+        return []
+    flat = arr.reshape(-1).astype(np.float64)
+    flat = flat[np.isfinite(flat)]
+    if flat.size > SPARK_POINTS:
+        flat = flat[:: flat.size // SPARK_POINTS][:SPARK_POINTS]
+    return flat.tolist()
+
+
+class Inspector(VerticalScroll, can_focus=True):
+    """Details of one op; values from a pause (real) or the last run (captured)."""
+
+    BINDINGS = [Binding("v", "cycle_value", "value", show=False)]
+
+    def __init__(self, **kw):
+        super().__init__(**kw)
+        self._values: list = []     # (label, value)
+        self._value_index = 0
+
+    def compose(self) -> ComposeResult:
+        yield Static("Select an op.", id="insp-header")
+        yield Static("", id="insp-summaries")
+        yield Static("", id="insp-error")
+        yield Static("", id="insp-caption")
+        yield Sparkline([], id="insp-spark")
+        yield DataTable(id="insp-grid", show_cursor=False, zebra_stripes=True)
+
+    def show(self, row: OpRow | None, values=None, pause=None, relative=lambda p: p) -> None:
+        """Show ``row``; ``values`` is (inputs, outputs) arrays when known."""
+        header = self.query_one("#insp-header", Static)
+        if row is None:
+            header.update("Select an op.")
+            return
+        text = Text()
+        text.append(f"{row.name}", style="bold")
+        text.append(f"  {row.op_type}  ")
+        text.append(row.status.upper(), style="bold")
+        if row.duration_ns:
+            text.append(f"  {row.duration_ns / 1e3:.1f}µs")
+        if row.source:
+            text.append(f"\ncreated at {relative(row.source)}")
+        if pause is not None:
+            text.append(f"\n{pause.describe_short}", style="bold")
+        if row.note:
+            text.append(f"\n{row.note}", style="italic")
+        header.update(text)
+        self.query_one("#insp-summaries", Static).update(self._summaries(row, pause))
+        error = row.error or (str(pause.error) if pause is not None and pause.error else "")
+        children = "\n".join(row.children[-12:])
+        err_text = Text(error.strip(), style="red") if error else Text("")
+        if children:
+            err_text.append(("\n" if error else "") + "eager ops inside:\n" + children)
+        self.query_one("#insp-error", Static).update(err_text)
+        self._values = []
+        if values is not None:
+            ins, outs = values
+            self._values = [(f"input {i}", v) for i, v in enumerate(ins) if v is not None]
+            self._values = [(f"output {i}", v) for i, v in enumerate(outs or []) if v is not None] \
+                + self._values
+        self._value_index = 0
+        self._show_value()
+
+    def _summaries(self, row, pause):
+        table = Table(box=None, pad_edge=False, show_header=True, header_style="bold")
+        for col in ("", "shape", "dtype", "min", "max", "mean", "nan", "inf", "preview"):
+            table.add_column(col, no_wrap=True)
+        ins = pause.input_summaries() if pause is not None else row.inputs
+        outs = (pause.output_summaries() if pause.outputs is not None else ()) \
+            if pause is not None else row.outputs
+        for label, sums in (("in", ins), ("out", outs)):
+            for i, s in enumerate(sums):
+                fmt = (lambda v: "" if v is None else f"{v:.4g}")
+                table.add_row(f"{label} {i}", str(list(s.shape)), s.dtype, fmt(s.min), fmt(s.max),
+                              fmt(s.mean), str(s.nan or ""), str(s.inf or ""), s.preview[:30],
+                              style="red" if s.nan or s.inf else None)
+        return table
+
+    def _show_value(self) -> None:
+        grid = self.query_one("#insp-grid", DataTable)
+        spark = self.query_one("#insp-spark", Sparkline)
+        caption = self.query_one("#insp-caption", Static)
+        grid.clear(columns=True)
+        if not self._values:
+            caption.update("(no values: they are kept for values up to 64 KB)")
+            spark.data = []
+            return
+        label, value = self._values[self._value_index % len(self._values)]
+        cols, rows, cap = grid_of(value)
+        more = f"   (v: next of {len(self._values)})" if len(self._values) > 1 else ""
+        caption.update(f"{label}: {cap}{more}")
+        grid.add_columns(*cols)
+        grid.add_rows(rows)
+        spark.data = _spark(value)
+
+    def action_cycle_value(self) -> None:
+        if self._values:
+            self._value_index += 1
+            self._show_value()

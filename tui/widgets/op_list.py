@@ -1,0 +1,108 @@
+"""OpList: the ops of the current run with live status, one line each (Line API).
+
+Display state only: it reads rows from the model it is given and posts
+``OpSelected`` when the cursor moves.
+"""
+from __future__ import annotations
+
+from rich.segment import Segment
+from rich.style import Style
+from textual.binding import Binding
+from textual.geometry import Size
+from textual.reactive import reactive
+from textual.scroll_view import ScrollView
+from textual.strip import Strip
+
+from ..messages import OpSelected
+from ..model import STATUS_ICONS, RunModel
+
+__all__ = ["OpList"]
+
+_STATUS_COMPONENT = {"done": "oplist--done", "error": "oplist--error", "paused": "oplist--paused",
+                     "running": "oplist--running", "pending": "oplist--pending",
+                     "folded": "oplist--folded", "dedup": "oplist--folded"}
+
+
+class OpList(ScrollView, can_focus=True):
+    """Ops of the current run; ●: breakpoint set on the op."""
+
+    BINDINGS = [Binding("up", "cursor(-1)", "up", show=False),
+                Binding("down", "cursor(1)", "down", show=False),
+                Binding("pageup", "cursor(-10)", show=False),
+                Binding("pagedown", "cursor(10)", show=False)]
+    COMPONENT_CLASSES = {"oplist--cursor", "oplist--done", "oplist--error", "oplist--paused",
+                         "oplist--running", "oplist--pending", "oplist--folded"}
+    DEFAULT_CSS = """
+    OpList > .oplist--cursor { background: $accent 40%; }
+    OpList > .oplist--done { color: $success; }
+    OpList > .oplist--error { color: $error; text-style: bold; }
+    OpList > .oplist--paused { color: $warning; text-style: bold reverse; }
+    OpList > .oplist--running { color: $accent; }
+    OpList > .oplist--pending { color: $text-muted; }
+    OpList > .oplist--folded { color: $text-muted; text-style: italic; }
+    """
+
+    cursor = reactive(0)
+
+    def __init__(self, model: RunModel, breakpoints=lambda: set(), **kw):
+        super().__init__(**kw)
+        self.model = model
+        self._breakpoints = breakpoints
+        self._seen = -1
+
+    def sync(self) -> None:
+        """Redraw if the model changed since the last call."""
+        if self.model.version == self._seen:
+            return
+        self._seen = self.model.version
+        self.virtual_size = Size(self.size.width, len(self.model.order))
+        if self.cursor >= len(self.model.order):
+            self.cursor = max(0, len(self.model.order) - 1)
+        self.refresh()
+
+    def select(self, name: str) -> None:
+        index = self.model.index_of(name)
+        if index >= 0:
+            self.cursor = index
+            self.scroll_to(y=max(0, index - self.size.height // 2), animate=False)
+
+    @property
+    def selected(self) -> str | None:
+        row = self.model.row_at(self.cursor)
+        return None if row is None else row.name
+
+    def watch_cursor(self, old: int, new: int) -> None:
+        self.refresh()
+        name = self.selected
+        if name is not None:
+            self.post_message(OpSelected(name))
+
+    def action_cursor(self, delta: int) -> None:
+        if self.model.order:
+            self.cursor = min(max(0, self.cursor + delta), len(self.model.order) - 1)
+            top, height = self.scroll_offset.y, self.size.height
+            if self.cursor < top:
+                self.scroll_to(y=self.cursor, animate=False)
+            elif self.cursor >= top + height:
+                self.scroll_to(y=self.cursor - height + 1, animate=False)
+
+    def on_click(self, event) -> None:
+        index = event.y + self.scroll_offset.y
+        if 0 <= index < len(self.model.order):
+            self.cursor = index
+
+    def render_line(self, y: int) -> Strip:
+        index = y + self.scroll_offset.y
+        row = self.model.row_at(index)
+        width = self.size.width
+        if row is None:
+            return Strip.blank(width)
+        mark = "●" if row.name in self._breakpoints() else " "
+        icon = STATUS_ICONS.get(row.status, "?")
+        detail = row.note[:18] if row.status in ("folded", "dedup") else \
+            (row.outputs[0].short() if row.outputs else "")
+        text = f"{mark}{icon} {row.name:<22.22} {row.op_type:<16.16} {detail}"
+        style = self.get_component_rich_style(_STATUS_COMPONENT.get(row.status, "oplist--pending"))
+        if index == self.cursor:
+            style = style + self.get_component_rich_style("oplist--cursor")
+        return Strip([Segment(text[:width].ljust(width), style)], width)
