@@ -137,6 +137,7 @@ class Inspector(VerticalScroll, can_focus=True):
         if not self._values:
             caption.update("(no values: they are kept for values up to 64 KB)")
             spark.data = []
+            spark.display = False
             return
         label, value = self._values[self._value_index % len(self._values)]
         cols, rows, cap = grid_of(value)
@@ -145,6 +146,7 @@ class Inspector(VerticalScroll, can_focus=True):
         grid.add_columns(*cols)
         grid.add_rows(rows)
         spark.data = _spark(value)
+        spark.display = bool(spark.data)
 
     def action_cycle_value(self) -> None:
         if self._values:

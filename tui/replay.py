@@ -1,0 +1,147 @@
+"""ReplayApp (``pyfunc-debug view TRACE.jsonl``): step through a recorded trace.
+
+The same op list, inspector and log as the live app, driven by a cursor over
+the recorded events instead of a running graph: ←/→ one event, [/] one run,
+e the next error or pause, home/end.
+"""
+from __future__ import annotations
+
+import bisect
+
+from textual.app import App, ComposeResult
+from textual.binding import Binding
+from textual.containers import Horizontal
+from textual.widgets import Footer, Header
+
+from pyfunc_debug import events as ev
+from pyfunc_debug.trace.jsonl import load_trace
+
+from .app import _relative
+from .messages import OpSelected
+from .model import RunModel, format_event
+from .widgets.breakpoint_list import BreakpointList
+from .widgets.event_log import EventLog
+from .widgets.inspector import Inspector
+from .widgets.op_list import OpList
+from .widgets.status_bar import StatusBar
+
+__all__ = ["ReplayApp"]
+
+LOG_WINDOW = 2000
+
+
+class ReplayApp(App):
+    """Replays ``path``; the state shown is the trace after its first ``position`` events."""
+
+    CSS_PATH = "app.tcss"
+    TITLE = "pyfunc-debug view"
+    BINDINGS = [
+        Binding("right,l", "move(1)", "next event"),
+        Binding("left,h", "move(-1)", "prev event"),
+        Binding("right_square_bracket", "run(1)", "next run"),
+        Binding("left_square_bracket", "run(-1)", "prev run"),
+        Binding("e", "next_problem", "next error/pause"),
+        Binding("home", "jump(0)", "start", show=False),
+        Binding("end", "jump(-1)", "end", show=False),
+        Binding("q", "quit", "quit"),
+    ]
+
+    def __init__(self, path: str, position: int | None = None):
+        super().__init__()
+        self.path = path
+        self.trace = load_trace(path)
+        self.events = list(self.trace)
+        self.sub_title = f"{path} — {len(self.events):,} events"
+        self._run_starts = [i for i, e in enumerate(self.events) if type(e) is ev.RunStart]
+        self.position = len(self.events) if position is None else position
+        self.model = RunModel()
+
+    def compose(self) -> ComposeResult:
+        yield Header(show_clock=False)
+        with Horizontal(id="top"):
+            yield OpList(self.model, lambda: set(), id="ops")
+            yield Inspector(id="inspector")
+        with Horizontal(id="bottom"):
+            yield EventLog(id="log")
+            yield BreakpointList(id="breakpoints")
+        yield StatusBar(id="status")
+        yield Footer()
+
+    def on_mount(self) -> None:
+        self.query_one("#ops").border_title = "ops of the run at the cursor"
+        self.query_one("#inspector").border_title = "inspector"
+        self.query_one("#log").border_title = "events up to the cursor"
+        self.query_one("#breakpoints").border_title = "pauses recorded"
+        self.query_one("#ops").focus()
+        self._goto(self.position)
+
+    # -- moving the cursor ---------------------------------------------------------------
+    def _goto(self, position: int) -> None:
+        position = max(0, min(position, len(self.events)))
+        self.position = position
+        k = bisect.bisect_right(self._run_starts, position - 1) - 1
+        start = self._run_starts[k] if k >= 0 else 0
+        model = self.model
+        model.__init__()
+        for e in self.events[start:position]:
+            model.apply(e)
+        model.events = position
+        model.runs = k + 1
+        log = self.query_one(EventLog)
+        log.clear()
+        log.add([format_event(e) for e in self.events[max(0, position - LOG_WINDOW):position]])
+        ops = self.query_one(OpList)
+        ops.sync()
+        current = self.events[position - 1] if position else None
+        if current is not None and getattr(current, "op", "") and current.parent is None:
+            ops.select(current.op)
+        self._show(ops.selected)
+        hits = [e for e in self.events[:position] if type(e) is ev.BreakpointHit]
+        self.query_one(BreakpointList).update(
+            "\n".join(f"run {h.run_id}: {h.when} {h.op} {h.breakpoint}" for h in hits[-20:])
+            or "no pauses recorded before the cursor")
+        what = f"event {position:,}/{len(self.events):,}"
+        if current is not None:
+            what += f": {type(current).__name__} {getattr(current, 'op', '')}"
+        self.query_one(StatusBar).show(f"replay {model.state}", model.runs, model.ops_done,
+                                       model.ops_total, position, None, what)
+
+    def _show(self, name) -> None:
+        row = self.model.rows.get(name) if name else None
+        values = None
+        if row is not None:
+            for e in reversed(self.events[:self.position]):
+                if type(e) is ev.OpEnd and e.op == name and e.parent is None:
+                    ins = [s.value for s in e.inputs]
+                    outs = [s.value for s in e.outputs]
+                    if any(v is not None for v in ins + outs):
+                        values = (ins, outs)
+                    break
+                if type(e) is ev.RunStart:
+                    break
+        self.query_one(Inspector).show(row, values, None, _relative)
+
+    def on_op_selected(self, message: OpSelected) -> None:
+        self._show(message.name)
+
+    def action_move(self, delta: int) -> None:
+        self._goto(self.position + delta)
+
+    def action_jump(self, where: int) -> None:
+        self._goto(len(self.events) if where < 0 else where)
+
+    def action_run(self, delta: int) -> None:
+        k = bisect.bisect_right(self._run_starts, self.position - 1) - 1 + delta
+        if 0 <= k < len(self._run_starts):
+            # show the whole run: up to the next run's start
+            end = self._run_starts[k + 1] if k + 1 < len(self._run_starts) else len(self.events)
+            self._goto(end)
+        elif k >= len(self._run_starts):
+            self._goto(len(self.events))
+
+    def action_next_problem(self) -> None:
+        for i in range(self.position, len(self.events)):
+            if type(self.events[i]) in (ev.OpError, ev.BreakpointHit, ev.Warning):
+                self._goto(i + 1)
+                return
+        self.notify("No error, pause or warning after the cursor.")
