@@ -65,6 +65,7 @@ class PfdApp(App):
         self.message = ""
         self.worker_thread: threading.Thread | None = None
         self.target_status = None
+        self.target_done = False
         self._suspend = suspend or self.suspend
         self._suspended = False      # while pdb owns the terminal, nothing may redraw
         self._deferred_pause = None
@@ -121,6 +122,7 @@ class PfdApp(App):
     def _target_done(self, status) -> None:
         self.tick()
         self.target_status = status
+        self.target_done = True
         if isinstance(status, BaseException):
             self.message = f"the script ended with {type(status).__name__}: {status}"[:200]
             self.model.state = "failed"
