@@ -27,7 +27,8 @@ pause before it and press ``s``:
 
     pyfunc-debug run examples/nan_hunt.py --break 'features/log_intensity' --console
 
-(The script's own hunt is a second run, so the pause comes twice: ``c`` goes on.)
+(Under ``pyfunc-debug run`` the script skips its own hunt: the debugger you run it
+under already stops at the producer.)
 """
 import argparse
 
@@ -144,6 +145,8 @@ def main(size=2000):
         print(f"{n_ops} ops; final loss '{loss.name}' = {value}")
         if not np.isnan(value):
             print("no NaN this time")
+            return {"loss": value, "producer": None, "found": [], "n_ops": n_ops}
+        if tf.debug.attached():  # already under pyfunc-debug run: its debugger shows you
             return {"loss": value, "producer": None, "found": [], "n_ops": n_ops}
         print("the loss is NaN -- but which op made it? re-running under "
               "Debugger().break_on(when='nan_producer') ...")

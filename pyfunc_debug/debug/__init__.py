@@ -5,12 +5,12 @@ No Textual here: the console frontend and the TUI are both frontends of this cor
 from __future__ import annotations
 
 from .breakpoints import Breakpoint
-from .debugger import Debugger
+from .debugger import Debugger, attached
 from .pause import ACTIONS, Pause
 from .pdb_bridge import PdbRunner
 from ..ops.debug_ops import breakpoint_op as breakpoint  # noqa: A001 - SPEC's name
 
-__all__ = ["Debugger", "Breakpoint", "Pause", "ACTIONS", "PdbRunner", "breakpoint",
+__all__ = ["Debugger", "attached", "Breakpoint", "Pause", "ACTIONS", "PdbRunner", "breakpoint",
            "ConsoleFrontend"]
 
 

@@ -28,6 +28,7 @@ changes = [0]            # bumped when any breakpoint is added or removed (mid-r
 
 
 def attached() -> tuple:
+    """The debuggers attached now (``with dbg:``), in attach order."""
     return tuple(_attached)
 
 
