@@ -60,6 +60,7 @@ class Pause:
     def describe(self) -> str:
         where = {"before": "before", "after": "after", "error": "at error in"}[self.when]
         bp = f"  [{self.breakpoint.describe()}]" if self.breakpoint is not None else ""
-        parent = f" inside '{self.parent}'" if self.parent else ""
-        return (f"paused {where} op '{self.op_name}' ({self.op_type}){parent} created at "
-                f"{self.source or '?'}, run {self.run_id}{bp}")
+        place = f" inside '{self.parent}'" if self.parent else ""
+        if self.source:
+            place += f" created at {self.source}"
+        return f"paused {where} op '{self.op_name}' ({self.op_type}){place}, run {self.run_id}{bp}"

@@ -107,7 +107,8 @@ def summarize(value, capture_bytes: int = 0) -> ValueSummary:
         return ValueSummary(arr.shape, _dtype_name(arr), 0, preview="[]", value=kept)
     if kind in "OSU":
         if arr.ndim == 0:
-            preview = repr(arr[()])[:80]
+            item = arr[()]
+            preview = repr(bytes(item) if isinstance(item, bytes) else item)[:80]
         else:
             preview = _preview(flat)
         return ValueSummary(arr.shape, "string", arr.size, preview=preview, value=kept)
