@@ -8,6 +8,8 @@ from __future__ import annotations
 import contextlib
 import threading
 
+from ..nest import flatten, pack_sequence_as
+
 __all__ = ["GradientTape", "recording", "record"]
 
 _local = threading.local()
@@ -28,26 +30,6 @@ def recording() -> bool:
 def record(op, inputs, outputs) -> None:
     for tape in list(_local.tapes):
         tape._record(op, inputs, outputs)
-
-
-def _flatten(x) -> list:
-    if isinstance(x, (list, tuple)):
-        return [y for item in x for y in _flatten(item)]
-    if isinstance(x, dict):
-        return [y for k in x for y in _flatten(x[k])]
-    return [x]
-
-
-def _restructure(template, flat: list):
-    it = iter(flat)
-
-    def build(t):
-        if isinstance(t, (list, tuple)):
-            return type(t)(build(x) for x in t)
-        if isinstance(t, dict):
-            return {k: build(v) for k, v in t.items()}
-        return next(it)
-    return build(template)
 
 
 class GradientTape:
@@ -74,7 +56,7 @@ class GradientTape:
         return False
 
     def watch(self, tensor) -> None:
-        for t in _flatten(tensor):
+        for t in flatten(tensor):
             if getattr(t, "dtype", None) is not None and t.dtype.is_floating:
                 self._tracked[id(t)] = t
 
@@ -116,14 +98,14 @@ class GradientTape:
             raise RuntimeError("A non-persistent GradientTape can only be used to compute "
                                "one set of gradients (or jacobians).")
         self._used = True
-        targets = _flatten(target)
-        seeds = _flatten(output_gradients) if output_gradients is not None else [None] * len(targets)
-        flat_sources = _flatten(sources)
+        targets = flatten(target)
+        seeds = flatten(output_gradients) if output_gradients is not None else [None] * len(targets)
+        flat_sources = flatten(sources)
         with self.stop_recording():
             grads = backprop(self._records, targets, seeds, flat_sources,
                              unconnected=str(getattr(unconnected_gradients, "value",
                                                      unconnected_gradients)).lower())
-        return _restructure(sources, grads)
+        return pack_sequence_as(sources, grads)
 
 
 @contextlib.contextmanager

@@ -16,6 +16,7 @@ import weakref
 import numpy as np
 
 from .. import events
+from ..nest import flatten
 from ..dtypes import as_dtype
 from ..errors import (CancelledError, InternalError, InvalidArgumentError, OpError,
                       error_for_exception)
@@ -339,7 +340,7 @@ def _eager_numpy_function(func, inp, touts):
         _warn_if_graph_would_fail(func, ret, touts)
     if ret is None:
         return None
-    flat = _flatten_result(ret)
+    flat = flatten(ret)
     tensors = [convert_to_tensor(v) for v in flat]
     return tensors[0] if len(tensors) == 1 else tensors
 
@@ -358,14 +359,6 @@ def _warn_if_graph_would_fail(func, ret, touts) -> None:
         "PyFunc", None, f"eager numpy_function({qualified_name(func)}) at {where}: {problem}; "
         "eagerly results are not checked, but in a graph or pfd.function this op would fail",
         "tout_mismatch"))
-
-
-def _flatten_result(ret) -> list:
-    if isinstance(ret, dict):
-        return [y for k in sorted(ret) for y in _flatten_result(ret[k])]
-    if isinstance(ret, (list, tuple)):
-        return [y for item in ret for y in _flatten_result(item)]
-    return [ret]
 
 
 def py_func(func, inp, Tout, stateful=True, name=None):

@@ -16,6 +16,7 @@ from ..graph.graph import Graph, building_graph
 from ..graph.operation import Operation
 from ..graph.tensor import Tensor, TensorBase, TensorSpec
 from ..eager.tensor import EagerTensor
+from ..nest import flatten, map_structure
 from ..ops.array_ops import placeholder
 from ..ops.convert import convert_to_tensor
 from .executor import RunContext, execute
@@ -32,7 +33,7 @@ class ConcreteFunction:
         self.graph = graph
         self.inputs = inputs
         self.structured_outputs = structured_outputs
-        self.outputs = [t for t in _flatten(structured_outputs) if isinstance(t, Tensor)]
+        self.outputs = [t for t in flatten(structured_outputs) if isinstance(t, Tensor)]
         stateful = [op for op in graph.get_operations() if op.stateful]
         self._fetches = self.outputs + stateful
         self._fold_cache: dict = {}
@@ -46,8 +47,8 @@ class ConcreteFunction:
         by_id = {}
         for t in self.outputs:
             by_id.setdefault(id(t), EagerTensor(next(it), t.dtype))
-        return _map_structure(self.structured_outputs,
-                              lambda t: by_id[id(t)] if isinstance(t, Tensor) else t)
+        return map_structure(lambda t: by_id[id(t)] if isinstance(t, Tensor) else t,
+                             self.structured_outputs)
 
     def __repr__(self) -> str:
         return f"<ConcreteFunction {self.name} inputs={self.inputs} outputs={self.outputs}>"
@@ -69,24 +70,6 @@ def _bind(placeholder_t, value, fname):
         raise TypeError(f"Binding inputs to pfd.function '{fname}' failed: shape {t.shape} "
                         f"is not compatible with {spec}")
     return t._value
-
-
-def _flatten(x) -> list:
-    if isinstance(x, (list, tuple)):
-        return [y for item in x for y in _flatten(item)]
-    if isinstance(x, dict):
-        return [y for k in x for y in _flatten(x[k])]
-    return [x]
-
-
-def _map_structure(x, fn):
-    if isinstance(x, dict):
-        return {k: _map_structure(v, fn) for k, v in x.items()}
-    if isinstance(x, (list, tuple)):
-        items = [_map_structure(v, fn) for v in x]
-        return items if isinstance(x, list) else type(x)(items) if type(x) is tuple \
-            else type(x)(*items)
-    return fn(x)
 
 
 def _spec_of(value) -> TensorSpec | None:
@@ -147,7 +130,7 @@ class Function:
                 else:
                     call_args.append(a)
             out = self.python_function(*call_args)
-        for leaf in _flatten(out):
+        for leaf in flatten(out):
             if isinstance(leaf, Operation):
                 raise TypeError("To be compatible with pfd.function, Python functions must return "
                                 "zero or more Tensors or None values; found return value of type "
