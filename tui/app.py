@@ -50,7 +50,7 @@ class PfdApp(App):
         Binding("N", "toggle_nan_break", "on NaN"),
         Binding("space", "interrupt", "pause", show=False),
         Binding("x", "export", "export"),
-        Binding("q", "quit_run", "quit"),
+        Binding("q", "quit", "quit"),
     ]
 
     def __init__(self, target=None, title: str = "", breaks=(), break_on=("error",),
@@ -69,6 +69,7 @@ class PfdApp(App):
         self._suspend = suspend or self.suspend
         self._suspended = False      # while pdb owns the terminal, nothing may redraw
         self._deferred_pause = None
+        self._ticker = None
         self._rate, self._rate_t, self._rate_n = None, time.perf_counter(), 0
         runner = None
         if pdb_io is not None:
@@ -103,7 +104,7 @@ class PfdApp(App):
         self.query_one("#log").border_title = "events"
         self.query_one("#breakpoints").border_title = "breakpoints"
         self._refresh_breakpoints()
-        self.set_interval(TICK, self.tick)
+        self._ticker = self.set_interval(TICK, self.tick)
         if self.target is not None:
             self.worker_thread = threading.Thread(target=self._work, name="pfd-worker", daemon=True)
             self.worker_thread.start()
@@ -169,8 +170,17 @@ class PfdApp(App):
         if pause is not None:
             self.on_pause_arrived(pause)
 
+    def stop_ticking(self) -> None:
+        """Stop applying events (the app is closing, or a test wants a still screen)."""
+        if self._ticker is not None:
+            self._ticker.stop()
+            self._ticker = None
+
+    def on_unmount(self) -> None:
+        self.stop_ticking()
+
     def tick(self) -> None:
-        if self._suspended:
+        if self._suspended or self._ticker is None:
             return
         events = self.bridge.drain(BATCH)
         if not events:
@@ -179,7 +189,8 @@ class PfdApp(App):
         apply = self.model.apply
         for e in events:
             apply(e)
-        self.query_one(EventLog).add([format_event(e) for e in events])
+        timings = self.show_timings
+        self.query_one(EventLog).add([format_event(e, timings) for e in events])
         ops = self.query_one(OpList)
         ops.sync()
         self._rate_n += len(events)
@@ -205,7 +216,7 @@ class PfdApp(App):
             values = (pause.inputs, pause.outputs or [])
         else:
             values = self.bridge.latest_values.get(name)
-        self.query_one(Inspector).show(row, values, pause, _relative)
+        self.query_one(Inspector).show(row, values, pause, _relative, self.show_timings)
 
     def on_op_selected(self, message: OpSelected) -> None:
         self._show_selected(message.name)
@@ -335,7 +346,8 @@ class PfdApp(App):
             self._update_status()
         self.push_screen(ExportScreen(), write)
 
-    def action_quit_run(self) -> None:
+    async def action_quit(self) -> None:
+        """q, ctrl+q and the palette's Quit: abort a paused or running run, then exit."""
         self.bridge.quit()
         self.pause = None
         self.exit(0)

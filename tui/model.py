@@ -39,13 +39,14 @@ def _dur(ns: int) -> str:
     return f"{ns / 1e6:.1f}ms"
 
 
-def format_event(e) -> str:
-    """One log line per event."""
+def format_event(e, timings: bool = True) -> str:
+    """One log line per event (``timings=False``: no durations, for stable screens)."""
     cls = type(e)
+    dur = (lambda ns: _dur(ns) + " ") if timings else (lambda ns: "")
     if cls is ev.OpEnd:
         out = e.outputs[0].short() if e.outputs else ""
         indent = "    " if e.parent else "  "
-        return f"{e.seq:>8} run {e.run_id:<4}{indent}done  {e.op} ({e.op_type}) {_dur(e.duration_ns)} {out}"
+        return f"{e.seq:>8} run {e.run_id:<4}{indent}done  {e.op} ({e.op_type}) {dur(e.duration_ns)}{out}"
     if cls is ev.OpStart:
         indent = "    " if e.parent else "  "
         return f"{e.seq:>8} run {e.run_id:<4}{indent}start {e.op} ({e.op_type})"
@@ -58,7 +59,7 @@ def format_event(e) -> str:
         return f"{e.seq:>8} run {e.run_id:<4}start {what}: {len(e.ops)} ops"
     if cls is ev.RunEnd:
         return (f"{e.seq:>8} run {e.run_id:<4}end   {'ok' if e.ok else 'FAILED'} "
-                f"{_dur(e.duration_ns)}" + ("" if e.ok else f" {e.error}"))
+                f"{dur(e.duration_ns)}" + ("" if e.ok else f"{e.error}"))
     if cls is ev.BreakpointHit:
         return f"{e.seq:>8} run {e.run_id!s:<4}  PAUSE {e.when} {e.op} ({e.op_type}) {e.breakpoint}"
     if cls is ev.Warning:

@@ -46,8 +46,9 @@ class ReplayApp(App):
         Binding("q", "quit", "quit"),
     ]
 
-    def __init__(self, path: str, position: int | None = None):
+    def __init__(self, path: str, position: int | None = None, show_timings: bool = True):
         super().__init__()
+        self.show_timings = show_timings
         self.path = path
         self.trace = load_trace(path)
         self.events = list(self.trace)
@@ -89,7 +90,8 @@ class ReplayApp(App):
         model.runs = k + 1
         log = self.query_one(EventLog)
         log.clear()
-        log.add([format_event(e) for e in self.events[max(0, position - LOG_WINDOW):position]])
+        log.add([format_event(e, self.show_timings)
+                 for e in self.events[max(0, position - LOG_WINDOW):position]])
         ops = self.query_one(OpList)
         ops.sync()
         current = self.events[position - 1] if position else None
@@ -119,7 +121,7 @@ class ReplayApp(App):
                     break
                 if type(e) is ev.RunStart:
                     break
-        self.query_one(Inspector).show(row, values, None, _relative)
+        self.query_one(Inspector).show(row, values, None, _relative, self.show_timings)
 
     def on_op_selected(self, message: OpSelected) -> None:
         self._show(message.name)

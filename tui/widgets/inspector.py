@@ -79,7 +79,8 @@ class Inspector(VerticalScroll, can_focus=True):
         yield Sparkline([], id="insp-spark")
         yield DataTable(id="insp-grid", show_cursor=False, zebra_stripes=True)
 
-    def show(self, row: OpRow | None, values=None, pause=None, relative=lambda p: p) -> None:
+    def show(self, row: OpRow | None, values=None, pause=None, relative=lambda p: p,
+             timings: bool = True) -> None:
         """Show ``row``; ``values`` is (inputs, outputs) arrays when known."""
         header = self.query_one("#insp-header", Static)
         if row is None:
@@ -89,10 +90,11 @@ class Inspector(VerticalScroll, can_focus=True):
         text.append(f"{row.name}", style="bold")
         text.append(f"  {row.op_type}  ")
         text.append(row.status.upper(), style="bold")
-        if row.duration_ns:
+        if row.duration_ns and timings:
             text.append(f"  {row.duration_ns / 1e3:.1f}µs")
-        if row.source:
-            text.append(f"\ncreated at {relative(row.source)}")
+        source = row.source or (pause.source if pause is not None else "")
+        if source:
+            text.append(f"\ncreated at {relative(source)}")
         if pause is not None:
             text.append(f"\n{pause.describe_short}", style="bold")
         if row.note:
@@ -115,18 +117,27 @@ class Inspector(VerticalScroll, can_focus=True):
         self._show_value()
 
     def _summaries(self, row, pause):
-        table = Table(box=None, pad_edge=False, show_header=True, header_style="bold")
-        for col in ("", "shape", "dtype", "min", "max", "mean", "nan", "inf", "preview"):
-            table.add_column(col, no_wrap=True)
+        narrow = 0 < self.size.width < 64   # e.g. an 80-column terminal: the stats only
+        table = Table(box=None, pad_edge=False, show_header=True, header_style="bold", expand=True)
+        widths = {"": 5, "min": 7, "max": 7, "mean": 7, "nan": 3, "inf": 3} if narrow else \
+            {"": 5, "shape": 5, "dtype": 7, "min": 7, "max": 7, "mean": 7, "nan": 3, "inf": 3}
+        for col, width in widths.items():
+            table.add_column(col, no_wrap=True, min_width=width)
+        if not narrow:  # the preview gives way first
+            table.add_column("preview", no_wrap=True, overflow="ellipsis", ratio=1, min_width=0)
         ins = pause.input_summaries() if pause is not None else row.inputs
         outs = (pause.output_summaries() if pause.outputs is not None else ()) \
             if pause is not None else row.outputs
+        fmt = (lambda v: "" if v is None else f"{v:.4g}")
         for label, sums in (("in", ins), ("out", outs)):
             for i, s in enumerate(sums):
-                fmt = (lambda v: "" if v is None else f"{v:.4g}")
-                table.add_row(f"{label} {i}", str(list(s.shape)), s.dtype, fmt(s.min), fmt(s.max),
-                              fmt(s.mean), str(s.nan or ""), str(s.inf or ""), s.preview[:30],
-                              style="red" if s.nan or s.inf else None)
+                cells = [f"{label} {i}"]
+                if not narrow:
+                    cells += [str(list(s.shape)), s.dtype]
+                cells += [fmt(s.min), fmt(s.max), fmt(s.mean), str(s.nan or ""), str(s.inf or "")]
+                if not narrow:
+                    cells.append(s.preview[:30])
+                table.add_row(*cells, style="red" if s.nan or s.inf else None)
         return table
 
     def _show_value(self) -> None:

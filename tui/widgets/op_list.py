@@ -101,7 +101,9 @@ class OpList(ScrollView, can_focus=True):
         icon = STATUS_ICONS.get(row.status, "?")
         detail = row.note[:18] if row.status in ("folded", "dedup") else \
             (row.outputs[0].short() if row.outputs else "")
-        text = f"{mark}{icon} {row.name:<22.22} {row.op_type:<16.16} {detail}"
+        name_w = max(10, min(28, width // 2 - 4))
+        type_w = max(8, min(16, width - name_w - 20))
+        text = f"{mark}{icon} {row.name:<{name_w}.{name_w}} {row.op_type:<{type_w}.{type_w}} {detail}"
         style = self.get_component_rich_style(_STATUS_COMPONENT.get(row.status, "oplist--pending"))
         if index == self.cursor:
             style = style + self.get_component_rich_style("oplist--cursor")
