@@ -105,6 +105,7 @@ class PfdApp(App):
         self.query_one("#breakpoints").border_title = "breakpoints"
         self._refresh_breakpoints()
         self._ticker = self.set_interval(TICK, self.tick)
+        self.begin_capture_print(self.query_one(EventLog))
         if self.target is not None:
             self.worker_thread = threading.Thread(target=self._work, name="pfd-worker", daemon=True)
             self.worker_thread.start()

@@ -9,10 +9,19 @@ MAX_LINES = 5000
 
 
 class EventLog(Log):
-    """A line-based log (Textual ``Log``) keeping the last ``MAX_LINES`` lines."""
+    """A line-based log (Textual ``Log``) keeping the last ``MAX_LINES`` lines.
+
+    It also shows what the script prints (the app captures ``print`` into it).
+    """
 
     def __init__(self, **kw):
         super().__init__(max_lines=MAX_LINES, highlight=False, **kw)
+        self._partial = ""
+
+    def on_print(self, event) -> None:
+        text = self._partial + event.text
+        *lines, self._partial = text.split("\n")
+        self.add([f"  [{'stderr' if event.stderr else 'stdout'}] {line}" for line in lines])
 
     def add(self, lines: list[str]) -> None:
         if lines:
