@@ -14,11 +14,10 @@ import time
 
 from textual.app import App, ComposeResult, SuspendNotSupported
 from textual.binding import Binding
-from textual.containers import Horizontal, Vertical
-from textual.widgets import Footer, Header
 
 from .bridge import Bridge
 from .commands import DebugCommands
+from .layout import compose_panes, title_panes
 from .messages import OpSelected
 from .model import RunModel, format_event
 from .screens.export import ExportScreen
@@ -88,28 +87,16 @@ class PfdApp(App):
 
     # -- layout -------------------------------------------------------------------------
     def compose(self) -> ComposeResult:
-        yield Header(show_clock=False)
-        with Horizontal(id="top"):
-            yield OpList(self.model, self._breakpoint_ops, id="ops")
-            yield Inspector(id="inspector")
-        with Horizontal(id="bottom"):
-            yield EventLog(id="log")
-            yield BreakpointList(id="breakpoints")
-        yield StatusBar(id="status")
-        yield Footer()
+        yield from compose_panes(self.model, self._breakpoint_ops)
 
     def on_mount(self) -> None:
-        self.query_one("#ops").border_title = "ops of the current run"
-        self.query_one("#inspector").border_title = "inspector"
-        self.query_one("#log").border_title = "events"
-        self.query_one("#breakpoints").border_title = "breakpoints"
+        title_panes(self, "ops of the current run", "events", "breakpoints")
         self._refresh_breakpoints()
         self._ticker = self.set_interval(TICK, self.tick)
         self.begin_capture_print(self.query_one(EventLog))
         if self.target is not None:
             self.worker_thread = threading.Thread(target=self._work, name="pfd-worker", daemon=True)
             self.worker_thread.start()
-        self.query_one("#ops").focus()
         self._update_status()
 
     # -- worker thread --------------------------------------------------------------------

@@ -10,13 +10,12 @@ import bisect
 
 from textual.app import App, ComposeResult
 from textual.binding import Binding
-from textual.containers import Horizontal
-from textual.widgets import Footer, Header
 
 from pyfunc_debug import events as ev
 from pyfunc_debug.trace.jsonl import load_trace
 
 from .app import _relative
+from .layout import compose_panes, title_panes
 from .messages import OpSelected
 from .model import RunModel, format_event
 from .widgets.breakpoint_list import BreakpointList
@@ -58,22 +57,11 @@ class ReplayApp(App):
         self.model = RunModel()
 
     def compose(self) -> ComposeResult:
-        yield Header(show_clock=False)
-        with Horizontal(id="top"):
-            yield OpList(self.model, lambda: set(), id="ops")
-            yield Inspector(id="inspector")
-        with Horizontal(id="bottom"):
-            yield EventLog(id="log")
-            yield BreakpointList(id="breakpoints")
-        yield StatusBar(id="status")
-        yield Footer()
+        yield from compose_panes(self.model, lambda: set())
 
     def on_mount(self) -> None:
-        self.query_one("#ops").border_title = "ops of the run at the cursor"
-        self.query_one("#inspector").border_title = "inspector"
-        self.query_one("#log").border_title = "events up to the cursor"
-        self.query_one("#breakpoints").border_title = "pauses recorded"
-        self.query_one("#ops").focus()
+        title_panes(self, "ops of the run at the cursor", "events up to the cursor",
+                    "pauses recorded")
         self._goto(self.position)
 
     # -- moving the cursor ---------------------------------------------------------------

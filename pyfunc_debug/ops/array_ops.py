@@ -10,7 +10,7 @@ from ..graph.graph import get_default_graph
 from ..graph.shape import UNKNOWN, TensorShape, as_shape, broadcast_shapes
 from ..graph.tensor import TensorBase
 from .convert import convert_to_tensor, scalar_or_array
-from .dispatch import apply, apply1
+from .dispatch import apply1
 from .registry import OpDef, register
 
 

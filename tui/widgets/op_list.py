@@ -6,7 +6,6 @@ Display state only: it reads rows from the model it is given and posts
 from __future__ import annotations
 
 from rich.segment import Segment
-from rich.style import Style
 from textual.binding import Binding
 from textual.geometry import Size
 from textual.reactive import reactive
