@@ -101,7 +101,7 @@ class OpList(ScrollView, can_focus=True):
         detail = row.note[:18] if row.status in ("folded", "dedup") else \
             (row.outputs[0].short() if row.outputs else "")
         name_w = max(10, min(28, width // 2 - 4))
-        type_w = max(8, min(16, width - name_w - 20))
+        type_w = max(8, min(16, width - name_w - 12))
         text = f"{mark}{icon} {row.name:<{name_w}.{name_w}} {row.op_type:<{type_w}.{type_w}} {detail}"
         style = self.get_component_rich_style(_STATUS_COMPONENT.get(row.status, "oplist--pending"))
         if index == self.cursor:
