@@ -78,20 +78,23 @@ def run_steps_observed(items, vals, ctx) -> None:
     run_id = ctx.run_id
     summaries = ctx.summaries
     OpStart, OpEnd = ev.OpStart, ev.OpEnd
+    new = tuple.__new__  # builds the records without NamedTuple's Python-level __new__
     for step, info in items:
         kernel, _, outs, _, single, needs_ctx, drop, op = step
         name, typ, src, producers, in_slots, out_slots = info
         t0 = _now()
-        e = OpStart(seq(), run_id, t0, tid, name, typ, None, src, producers)
+        e = new(OpStart, (seq(), run_id, t0, tid, name, typ, None, src, producers))
         try:
             cb(e)
         except Exception as exc:
             bus.failed(single_sub, e, exc)
         args = [vals[s] for s in in_slots]
-        if level:
-            in_sums = tuple([summaries.get(s) or summarize(a, cap) for s, a in zip(in_slots, args)])
-        else:
+        if not level:
             in_sums = ()
+        elif len(args) == 1:  # the common case, without the generic comprehension
+            in_sums = (summaries.get(in_slots[0]) or summarize(args[0], cap),)
+        else:
+            in_sums = tuple([summaries.get(s) or summarize(a, cap) for s, a in zip(in_slots, args)])
         try:
             if needs_ctx:
                 with watching_eager(name, run_id, level, cap):
@@ -117,7 +120,7 @@ def run_steps_observed(items, vals, ctx) -> None:
             out_sums = tuple([summarize(v, cap) for v in results]) if level else ()
             for s, summary in zip(out_slots, out_sums):
                 summaries[s] = summary
-        e = OpEnd(seq(), run_id, t1, tid, name, typ, None, t1 - t0, in_sums, out_sums)
+        e = new(OpEnd, (seq(), run_id, t1, tid, name, typ, None, t1 - t0, in_sums, out_sums))
         try:
             cb(e)
         except Exception as exc:

@@ -34,12 +34,14 @@ class Trace:
         self._lock = threading.Lock()  # keeps the list and the file in one order
 
     def _on_event(self, event) -> None:
+        if event.thread not in self.thread_names:
+            self.thread_names[event.thread] = threading.current_thread().name
+        if self._writer is None:
+            self.events.append(event)  # list.append is atomic: no lock on the hot path
+            return
         with self._lock:
             self.events.append(event)
-            if event.thread not in self.thread_names:
-                self.thread_names[event.thread] = threading.current_thread().name
-            if self._writer is not None:
-                self._writer.write(event)
+            self._writer.write(event)
 
     def __enter__(self) -> "Trace":
         if self.path is not None and self.path.endswith(".jsonl"):

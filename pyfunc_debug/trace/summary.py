@@ -76,10 +76,13 @@ def _scalar_summary(value, name, capture_bytes):
     v = float(value)
     kept = value if capture_bytes else None
     if v != v:
-        return ValueSummary((), name, 1, None, None, None, 1, 0, "nan", False, kept)
+        return _new(ValueSummary, ((), name, 1, None, None, None, 1, 0, "nan", False, kept))
     if v == _INF or v == -_INF:
-        return ValueSummary((), name, 1, None, None, None, 0, 1, str(v), False, kept)
-    return ValueSummary((), name, 1, v, v, v, 0, 0, f"{v:.6g}", False, kept)
+        return _new(ValueSummary, ((), name, 1, None, None, None, 0, 1, str(v), False, kept))
+    return _new(ValueSummary, ((), name, 1, v, v, v, 0, 0, f"{v:.6g}", False, kept))
+
+
+_new = tuple.__new__  # all fields given: skip NamedTuple's Python-level __new__
 
 
 _INF = float("inf")
