@@ -121,7 +121,7 @@ def constant(value, dtype=None, shape=None, name=None):
     if shape is not None:
         arr = scalar_or_array(np.broadcast_to(np.asarray(arr), tuple(shape)).copy()
                               if np.size(arr) == 1 else np.reshape(arr, tuple(shape)))
-    dt = dtype or as_dtype(np.asarray(arr).dtype if not isinstance(arr, (bytes,)) else object)
+    dt = dtype or (dtypes.string if isinstance(arr, bytes) else as_dtype(arr.dtype))
     graph = building_graph()
     if graph is None:
         return EagerTensor(arr, dt)
