@@ -2,7 +2,11 @@
 from __future__ import annotations
 
 import io
+import os
 import re
+import subprocess
+import sys
+import textwrap
 
 import numpy as np
 import pytest
@@ -198,3 +202,44 @@ def test_break_on_nan_stops_at_the_producer_only():
     assert np.isnan(result[0]) and np.isfinite(result[1])
     assert _pauses(out.getvalue()) == [("after", "producer")]
     assert "output 0: float32[2] min=10.15 max=10.15 mean=10.15 nan=1" in out.getvalue()
+
+
+def test_pdb_set_trace_in_a_wrapped_function_uses_the_debuggers_pdb(tmp_path):
+    """A direct pdb.set_trace() joins the debugger's pdb (its streams and its ``around``,
+    where the TUI suspends). In a subprocess: pytest replaces pdb.set_trace with its own."""
+    script = tmp_path / "settrace.py"
+    script.write_text(textwrap.dedent("""
+        import io, pdb
+        import pyfunc_debug as pfd
+        from pyfunc_debug.debug import Debugger, PdbRunner
+
+        def traced(x):
+            marker = x * 3
+            pdb.set_trace()
+            return marker
+
+        entered = []
+
+        class Around:
+            def __enter__(self):
+                entered.append("in")
+
+            def __exit__(self, *exc):
+                entered.append("out")
+
+        g = pfd.Graph()
+        with g.as_default():
+            p = pfd.compat.v1.placeholder(pfd.float32)
+            y = pfd.numpy_function(traced, [p], pfd.float32, name="traced")
+        out = io.StringIO()
+        dbg = Debugger(on_pause=lambda pause: "continue",
+                       pdb_runner=PdbRunner(io.StringIO("p marker\\nc\\n"), out, around=Around))
+        with dbg, pfd.Session(graph=g) as sess:
+            result = sess.run(y, {p: 7.0})
+        print(repr(out.getvalue()), entered, result)
+    """))
+    r = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, timeout=60,
+                       env=dict(os.environ, HOME=str(tmp_path)))
+    assert r.returncode == 0, r.stderr
+    assert "traced()" in r.stdout and "np.float32(21.0)" in r.stdout
+    assert "['in', 'out'] 21.0" in r.stdout

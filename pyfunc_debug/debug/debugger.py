@@ -99,6 +99,7 @@ class Debugger:
         if os.environ.get("PYTHONBREAKPOINT", "") == "":  # honour a user's choice
             self._saved_hook = sys.breakpointhook
             sys.breakpointhook = self._breakpointhook
+            self.pdb.install()
         return self
 
     def __exit__(self, *exc):
@@ -111,6 +112,7 @@ class Debugger:
         if self._saved_hook is not None:
             sys.breakpointhook = self._saved_hook
             self._saved_hook = None
+            self.pdb.uninstall()
         return False
 
     def _breakpointhook(self, *args, **kwargs):

@@ -48,11 +48,17 @@ class _Stepper:
     _target_code = None
     _session_cm = None
     _entered = None
+    _streams = None   # (stdin, stdout) to talk on, re-applied when a session starts
 
     def interaction(self, frame, traceback):
         if self._session_cm is not None and self._entered is None:
             self._entered = self._session_cm()
             self._entered.__enter__()
+            if self._streams is not None:
+                # pdbpp's pdb.set_trace() re-points a reused instance at sys.stdout,
+                # which a running UI captures; talk on our streams again
+                self.stdin = self._streams[0] or sys.stdin
+                self.stdout = self._streams[1] or sys.stdout
         return super().interaction(frame, traceback)
 
     def _leave_session(self):
@@ -108,11 +114,20 @@ def make_pdb(stdin=None, stdout=None):
     return p
 
 
+def _pdbpp_local():
+    """pdbpp's per-thread state, where ``pdb.set_trace()`` finds the instance to reuse
+    (``pdb`` *is* pdbpp once it is installed; plain pdb has none)."""
+    module = sys.modules.get(pdb.Pdb.__module__)
+    return getattr(module, "local", None) if hasattr(module, "PdbMeta") else None
+
+
 class PdbRunner:
     """Runs pdb sessions for a debugger; injectable I/O for tests and frontends.
 
     ``around`` is a context-manager factory entered for each session (the TUI
-    suspends itself there).
+    suspends itself there). While attached (``install``/``uninstall``, done by
+    the debugger on the executing thread), a direct ``pdb.set_trace()`` in user
+    code reuses our instance, so it gets the same streams and ``around``.
     """
 
     def __init__(self, stdin=None, stdout=None, around=None):
@@ -120,6 +135,31 @@ class PdbRunner:
         self.stdout = stdout
         self.around = around
         self._active = threading.local()
+        self._installed = threading.local()
+
+    def install(self) -> None:
+        local = _pdbpp_local()
+        if local is None:
+            return  # plain pdb: pdb.set_trace() makes its own session
+        saved = getattr(local, "GLOBAL_PDB", None)
+        p = make_pdb(self.stdin, self.stdout)   # becomes pdbpp's instance for this thread
+        p._session_cm = self._context
+        p._streams = (self.stdin, self.stdout)
+        self._installed.state = (saved, p)
+
+    def uninstall(self) -> None:
+        state = getattr(self._installed, "state", None)
+        local = _pdbpp_local()
+        if state is not None and local is not None:
+            local.GLOBAL_PDB = state[0]
+            self._installed.state = None
+
+    def _reinstall(self) -> None:
+        """After a session of our own, ``pdb.set_trace()`` reuses the installed instance."""
+        state = getattr(self._installed, "state", None)
+        local = _pdbpp_local()
+        if state is not None and local is not None:
+            local.GLOBAL_PDB = state[1]
 
     def _context(self):
         import contextlib
@@ -142,6 +182,7 @@ class PdbRunner:
                 sys.settrace(None)
                 p.quitting = True
                 self._active.pdb = None
+                self._reinstall()
 
     def post_mortem(self, exc: BaseException) -> None:
         """pdb at the frame that raised ``exc`` (the user's code, not ours)."""
@@ -155,6 +196,8 @@ class PdbRunner:
                 p.interaction(None, tb)
             except bdb.BdbQuit:
                 pass
+            finally:
+                self._reinstall()
 
     def set_trace(self, frame) -> None:
         """``breakpoint()`` inside a wrapped function: the same session if one is open.
