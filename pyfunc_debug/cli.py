@@ -81,6 +81,10 @@ def _cmd_run(args) -> int:
         print(f"pyfunc-debug run: --break-on takes nan or error, not {bad[0]!r}", file=sys.stderr)
         return 2
     guard = bool(opts.get("--guard-mutation"))
+    if not opts.get("--console") and not sys.stdout.isatty():
+        print("pyfunc-debug run: stdout is not a terminal: using the console frontend",
+              file=sys.stderr)
+        opts["--console"] = True
     if not opts.get("--console"):
         tui = _tui()
         return tui.run_app(tui.script_app(script, script_args, breaks=opts.get("--break", []),
