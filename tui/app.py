@@ -17,6 +17,7 @@ from textual.binding import Binding
 
 from .bridge import Bridge
 from .commands import DebugCommands
+from .interrupts import forward_sigint_to
 from .layout import compose_panes, title_panes
 from .messages import OpSelected
 from .model import RunModel, format_event
@@ -147,7 +148,7 @@ class PfdApp(App):
         """Suspend the app for pdb. Nothing may redraw meanwhile: the driver's writer is
         stopped, so its queue would fill and block the event loop. Pauses that arrive
         meanwhile are shown after the app is back."""
-        with self._suspend():
+        with self._suspend(), forward_sigint_to(self.worker_thread):
             self._suspended = True
             try:
                 yield
