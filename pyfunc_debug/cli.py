@@ -108,6 +108,11 @@ def _cmd_run(args) -> int:
 
 def _cmd_view(args) -> int:
     from .trace.jsonl import TraceFormatError, load_trace
+    if args.trace.endswith(".json"):
+        print(f"pyfunc-debug view: {args.trace} is a Chrome trace: open it in "
+              "https://ui.perfetto.dev; view replays .jsonl traces (pyfunc-debug trace -o "
+              "out.jsonl)", file=sys.stderr)
+        return 2
     try:
         load_trace(args.trace)  # fail here, with the file and line, not inside the UI
     except (OSError, TraceFormatError) as e:

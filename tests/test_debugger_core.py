@@ -711,3 +711,11 @@ def test_two_debuggers_each_see_their_own_breakpoints():
     assert fe2.seen == [("c", "before")]
     assert (bp1.hits, bp2.hits) == (1, 1)
     assert len(dbg1.hits) == 1 and len(dbg2.hits) == 1
+
+
+def test_a_condition_naming_an_unknown_variable_is_refused_at_creation():
+    dbg = pfd.debug.Debugger(on_pause=lambda pause: "continue")
+    with pytest.raises(ValueError, match="unknown name 'output'"):
+        dbg.break_on(when="output[0] > 1")  # a typo of outputs
+    assert dbg.breakpoints == []
+    dbg.break_on(when="any(x.max() > 0 for x in inputs)")  # its own loop variable is fine

@@ -5,6 +5,8 @@ A condition that reads ``outputs`` makes its breakpoint pause *after* the op
 """
 from __future__ import annotations
 
+import ast
+import builtins
 from dataclasses import dataclass
 from typing import Callable
 
@@ -57,6 +59,17 @@ def _reads_outputs(fn) -> bool:
     return code is not None and "outputs" in code.co_names + code.co_varnames
 
 
+_NAMES = {"inputs", "outputs", "np", "op"} | set(dir(builtins))
+
+
+def _unknown_names(tree) -> list:
+    """Names an expression reads that will not exist when it runs (typos, mostly)."""
+    bound = {n.id for n in ast.walk(tree) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)}
+    bound |= {a.arg for n in ast.walk(tree) if isinstance(n, ast.Lambda) for a in n.args.args}
+    read = [n.id for n in ast.walk(tree) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load)]
+    return sorted({n for n in read if n not in _NAMES and n not in bound})
+
+
 def compile_condition(when) -> Condition | None:
     """``when`` as a ``Condition``; a bad expression raises ``ValueError`` now, not at run time."""
     if when is None:
@@ -69,9 +82,15 @@ def compile_condition(when) -> Condition | None:
     if when in BUILTINS:
         return Condition(BUILTINS[when], True, when)
     try:
-        code = compile(when, "<breakpoint condition>", "eval")
+        tree = ast.parse(when, "<breakpoint condition>", mode="eval")
+        code = compile(tree, "<breakpoint condition>", "eval")
     except SyntaxError as e:
         raise ValueError(f"invalid breakpoint condition {when!r}: {e.msg} (column {e.offset})") from None
+    unknown = _unknown_names(tree)
+    if unknown:
+        raise ValueError(f"breakpoint condition {when!r} uses unknown name "
+                         f"{', '.join(repr(n) for n in unknown)}: it can read inputs, outputs, "
+                         "np and op")
 
     def check(pause):
         scope = {"inputs": pause.inputs, "outputs": pause.outputs, "np": np,
