@@ -28,29 +28,38 @@ def _cmd_demo(args) -> int:
     return tui.run_app(tui.demo_app())
 
 
+class UsageError(Exception):
+    """Bad command-line input: ``main`` prints it after the command's name and exits 2."""
+
+
+def _script_command(rest, options: dict, usage: str):
+    """(options, script, script args) of ``COMMAND SCRIPT [ARGS...] [options]``."""
+    from .script import split_args
+    try:
+        opts, script, script_args = split_args(rest, options)
+    except ValueError as e:
+        raise UsageError(str(e)) from None
+    if script is None:
+        raise UsageError(f"usage: {usage}")
+    return opts, script, script_args
+
+
 _TRACE_OPTIONS = {"-o": True, "--output": True, "--capture": True}
+_TRACE_USAGE = ("pyfunc-debug trace SCRIPT [ARGS...] -o OUT.json|OUT.jsonl "
+                "[--capture none|summary|full]")
 
 
 def _cmd_trace(args) -> int:
-    from .events import CAPTURE_LEVELS
-    from .script import run_script, split_args
+    from .script import run_script
     from .trace.recorder import trace
-    try:
-        opts, script, script_args = split_args(args.rest, _TRACE_OPTIONS)
-    except ValueError as e:
-        print(f"pyfunc-debug trace: {e}", file=sys.stderr)
-        return 2
+    opts, script, script_args = _script_command(args.rest, _TRACE_OPTIONS, _TRACE_USAGE)
     out = (opts.get("-o") or opts.get("--output") or [None])[-1]
-    capture = (opts.get("--capture") or ["summary"])[-1]
-    if script is None or out is None:
-        print("usage: pyfunc-debug trace SCRIPT [ARGS...] -o OUT.json|OUT.jsonl "
-              f"[--capture {'|'.join(CAPTURE_LEVELS)}]", file=sys.stderr)
-        return 2
+    if out is None:
+        raise UsageError(f"usage: {_TRACE_USAGE}")
     try:
-        recorder = trace(out, capture=capture)
+        recorder = trace(out, capture=(opts.get("--capture") or ["summary"])[-1])
     except ValueError as e:
-        print(f"pyfunc-debug trace: {e}", file=sys.stderr)
-        return 2
+        raise UsageError(str(e)) from None
     with recorder as tr:
         status = run_script(script, script_args)
     runs = sum(1 for e in tr.events if type(e).__name__ == "RunStart")
@@ -60,26 +69,18 @@ def _cmd_trace(args) -> int:
 
 
 _RUN_OPTIONS = {"--break": True, "--break-on": True, "--console": False, "--guard-mutation": False}
+_RUN_USAGE = ("pyfunc-debug run SCRIPT [ARGS...] [--break GLOB]... [--break-on nan|error] "
+              "[--console] [--guard-mutation]")
 
 
 def _cmd_run(args) -> int:
-    from .debug import Debugger
-    from .debug.console import ConsoleFrontend
-    from .script import run_script, split_args
-    try:
-        opts, script, script_args = split_args(args.rest, _RUN_OPTIONS)
-    except ValueError as e:
-        print(f"pyfunc-debug run: {e}", file=sys.stderr)
-        return 2
-    if script is None:
-        print("usage: pyfunc-debug run SCRIPT [ARGS...] [--break GLOB]... "
-              "[--break-on nan|error] [--console] [--guard-mutation]", file=sys.stderr)
-        return 2
+    from .debug import ConsoleFrontend, Debugger
+    from .script import run_script
+    opts, script, script_args = _script_command(args.rest, _RUN_OPTIONS, _RUN_USAGE)
     kinds = opts.get("--break-on", [])
     bad = [k for k in kinds if k not in ("nan", "error")]
     if bad:
-        print(f"pyfunc-debug run: --break-on takes nan or error, not {bad[0]!r}", file=sys.stderr)
-        return 2
+        raise UsageError(f"--break-on takes nan or error, not {bad[0]!r}")
     guard = bool(opts.get("--guard-mutation"))
     if not opts.get("--console") and not sys.stdout.isatty():
         print("pyfunc-debug run: stdout is not a terminal: using the console frontend",
@@ -109,15 +110,12 @@ def _cmd_run(args) -> int:
 def _cmd_view(args) -> int:
     from .trace.jsonl import TraceFormatError, load_trace
     if args.trace.endswith(".json"):
-        print(f"pyfunc-debug view: {args.trace} is a Chrome trace: open it in "
-              "https://ui.perfetto.dev; view replays .jsonl traces (pyfunc-debug trace -o "
-              "out.jsonl)", file=sys.stderr)
-        return 2
+        raise UsageError(f"{args.trace} is a Chrome trace: open it in https://ui.perfetto.dev; "
+                         "view replays .jsonl traces (pyfunc-debug trace -o out.jsonl)")
     try:
         load_trace(args.trace)  # fail here, with the file and line, not inside the UI
     except (OSError, TraceFormatError) as e:
-        print(f"pyfunc-debug view: {e}", file=sys.stderr)
-        return 2
+        raise UsageError(str(e)) from None
     tui = _tui()
     return tui.run_app(tui.view_app(args.trace))
 
@@ -166,12 +164,16 @@ def main(argv=None) -> int:
     if argv and argv[0] in _SCRIPT_COMMANDS and not set(argv[1:2]) & {"-h", "--help"}:
         args = argparse.Namespace(command=argv[0], rest=argv[1:],
                                   func={"trace": _cmd_trace, "run": _cmd_run}[argv[0]])
-        return args.func(args)
-    args = parser.parse_args(argv)
+    else:
+        args = parser.parse_args(argv)
     if not getattr(args, "func", None):
         parser.print_help()
         return 2
-    return args.func(args)
+    try:
+        return args.func(args)
+    except UsageError as e:
+        print(f"pyfunc-debug {args.command}: {e}", file=sys.stderr)
+        return 2
 
 
 if __name__ == "__main__":

@@ -35,10 +35,6 @@ class DType:
     def __reduce__(self):
         return (as_dtype, (self.name,))
 
-    @property
-    def is_differentiable(self) -> bool:
-        return self.is_floating
-
 
 float16 = DType("float16", np.float16)
 float32 = DType("float32", np.float32)

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 from textual.message import Message
 
-__all__ = ["OpSelected", "BreakpointToggled"]
+__all__ = ["OpSelected"]
 
 
 class OpSelected(Message):
@@ -13,10 +13,3 @@ class OpSelected(Message):
         super().__init__()
         self.name = name
 
-
-class BreakpointToggled(Message):
-    """The user asked for a breakpoint on ``name`` to be toggled."""
-
-    def __init__(self, name: str) -> None:
-        super().__init__()
-        self.name = name

@@ -5,6 +5,7 @@ No Textual here: the console frontend and the TUI are both frontends of this cor
 from __future__ import annotations
 
 from .breakpoints import Breakpoint
+from .console import ConsoleFrontend
 from .debugger import Debugger, attached
 from .pause import ACTIONS, Pause
 from .pdb_bridge import PdbRunner
@@ -13,9 +14,3 @@ from ..ops.debug_ops import breakpoint_op as breakpoint  # noqa: A001 - SPEC's n
 __all__ = ["Debugger", "attached", "Breakpoint", "Pause", "ACTIONS", "PdbRunner", "breakpoint",
            "ConsoleFrontend"]
 
-
-def __getattr__(name):
-    if name == "ConsoleFrontend":
-        from .console import ConsoleFrontend
-        return ConsoleFrontend
-    raise AttributeError(name)

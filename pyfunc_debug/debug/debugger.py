@@ -17,6 +17,7 @@ import numpy as np
 from .. import events as ev
 from ..errors import CancelledError
 from .breakpoints import Breakpoint
+from .console import ConsoleFrontend
 from .pause import ACTIONS, Pause
 from .pdb_bridge import PdbRunner
 
@@ -57,17 +58,13 @@ class Debugger:
     """
 
     def __init__(self, on_pause=None, guard_mutation: bool = False, pdb_runner=None):
-        if on_pause is None:
-            from .console import ConsoleFrontend
-            on_pause = ConsoleFrontend()
-        self.on_pause = on_pause
+        self.on_pause = on_pause if on_pause is not None else ConsoleFrontend()
         self.guard_mutation = guard_mutation
         self.pdb = pdb_runner or PdbRunner()
         self.breakpoints: list[Breakpoint] = []
         self.hits: list = []
         self.warnings: list = []
         self._op_breakpoint = Breakpoint(op_type="Breakpoint")  # pfd.debug.breakpoint ops
-        self._version = 0
         self._watch: dict = {}
         self._tls = threading.local()
         self._pause_lock = threading.Lock()
@@ -81,13 +78,11 @@ class Debugger:
         bp = Breakpoint(op, op_type, when, on_error, hit_count,
                         id=max((b.id for b in self.breakpoints), default=0) + 1)
         self.breakpoints.append(bp)
-        self._version += 1
         changes[0] += 1
         return bp
 
     def remove(self, bp: Breakpoint) -> None:
         self.breakpoints.remove(bp)
-        self._version += 1
         changes[0] += 1
 
     # -- attaching ----------------------------------------------------------------------
@@ -135,7 +130,7 @@ class Debugger:
         """Steps of ``plan`` that may pause (static name/type match), cached per plan."""
         key = id(plan)
         found = self._watch.get(key)
-        if found is not None and found[0] == self._version and found[1] is plan:
+        if found is not None and found[0] == changes[0] and found[1] is plan:
             return found[2]
         bps = [b for b in self.breakpoints if not (b.on_error and b.condition is None)]
         bps.append(self._op_breakpoint)
@@ -147,7 +142,7 @@ class Debugger:
             elif self.guard_mutation and op.op_def.extra.get("hands_out_arrays"):
                 idx.add(i)
         result = frozenset(idx)
-        self._watch[key] = (self._version, plan, result)
+        self._watch[key] = (changes[0], plan, result)
         return result
 
     @property

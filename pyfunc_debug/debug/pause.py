@@ -1,7 +1,7 @@
 """Pause: what a frontend sees when the executing thread stops, and the actions it may return."""
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 from ..trace.summary import summarize
 
@@ -32,7 +32,6 @@ class Pause:
     thread: int = 0
     parent: str | None = None
     wrapped: bool = False          # a py_func/numpy_function/py_function: step_into possible
-    notes: list = field(default_factory=list)
 
     @property
     def actions(self) -> tuple:

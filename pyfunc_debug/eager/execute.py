@@ -14,11 +14,10 @@ __all__ = ["execute", "EagerContext", "watching_eager"]
 class EagerContext:
     """Per-call state for ops that need a context outside any ``Session.run``."""
 
-    __slots__ = ("tapes", "run_id")
+    __slots__ = ("tapes",)
 
     def __init__(self):
         self.tapes = {}
-        self.run_id = None
 
 
 _local = threading.local()
@@ -43,14 +42,13 @@ def watching_eager(parent: str, run_id: int, level: int, cap: int, events: bool 
 class _EagerOp:
     """What the tape records for an eager op: the op_def, attrs, inputs, outputs."""
 
-    __slots__ = ("op_def", "attrs", "name", "type", "custom_grad")
+    __slots__ = ("op_def", "attrs", "name", "type")
 
     def __init__(self, op_def, attrs, name):
         self.op_def = op_def
         self.attrs = attrs
         self.name = name or op_def.name
         self.type = op_def.name
-        self.custom_grad = None
 
 
 def execute(op_def, inputs, attrs, name=None):

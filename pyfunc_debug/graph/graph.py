@@ -44,7 +44,6 @@ class Graph:
         self._device_stack: list[str] = []
         self._lock = threading.Lock()
         self._keepalive: list = []  # wrapped functions used by ops (TF#51)
-        self.building_function = False
 
     # -- context ---------------------------------------------------------
     @contextlib.contextmanager

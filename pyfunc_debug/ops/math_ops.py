@@ -56,10 +56,6 @@ def _sum_to(g, x):
     return apply1(SUM_TO_SHAPE, [g, x], {})
 
 
-def _g_identity(op, inputs, outputs, grads):
-    return [grads[0]]
-
-
 def _g_add(op, inputs, outputs, grads):
     return [_sum_to(grads[0], inputs[0]), _sum_to(grads[0], inputs[1])]
 

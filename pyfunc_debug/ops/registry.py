@@ -5,7 +5,7 @@ The executor and autodiff only look ops up here (no ``if op.type == ...``).
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Callable
+from typing import Callable
 
 __all__ = ["OpDef", "register", "lookup", "REGISTRY"]
 
@@ -34,8 +34,6 @@ class OpDef:
     needs_ctx: bool = False
     cse_key: Callable | None = None
     bind: Callable | None = None
-    attrs_to_json: Callable[[dict], dict] | None = None
-    attrs_from_json: Callable[[dict, Any], dict] | None = None
     extra: dict = field(default_factory=dict)
 
 

@@ -185,10 +185,6 @@ def _bind_eager_pyfunc_grad(op):
     return kernel
 
 
-def _g_pyfunc(op, inputs, outputs, grads):
-    return [None] * len(inputs)
-
-
 def _g_eager_pyfunc(op, inputs, outputs, grads):
     """Gradient op for a graph py_function: another EagerPyFunc replaying its tape."""
     from ..graph.graph import control_dependencies

@@ -28,7 +28,7 @@ class RunContext:
         self.kind = kind
         self.name = name
         self.tapes = {}
-        self.summaries = {}  # slot -> ValueSummary, when events are observed
+        self.summaries = None  # slot -> ValueSummary, made only when events are observed
 
 
 def annotate_error(err: Exception, op, ctx) -> OpError:

@@ -118,7 +118,6 @@ class Function:
 
     def _trace(self, sig, args) -> ConcreteFunction:
         graph = Graph()
-        graph.building_function = True
         params = _param_names(self.python_function, len(sig))
         with graph.as_default():
             call_args, inputs = [], []

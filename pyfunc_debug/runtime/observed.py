@@ -77,6 +77,8 @@ def run_steps_observed(items, vals, ctx) -> None:
     tid = threading.get_ident()
     run_id = ctx.run_id
     summaries = ctx.summaries
+    if summaries is None:
+        summaries = ctx.summaries = {}
     OpStart, OpEnd = ev.OpStart, ev.OpEnd
     new = tuple.__new__  # builds the records without NamedTuple's Python-level __new__
     for step, info in items:

@@ -48,7 +48,6 @@ class Plan:
     """A compiled run: the template of slot values, the steps, where fetches are."""
 
     graph: object
-    n_slots: int
     template: list
     steps: list
     fast_steps: tuple            # sequential form, dropping values after their last use
@@ -62,10 +61,6 @@ class Plan:
     lock: threading.Lock = field(default_factory=threading.Lock)
     folds_done: bool = False
     event_info: list | None = None   # per-step data for events, built on first observed run
-
-    @property
-    def ops(self) -> list:
-        return [s.op for s in self.steps]
 
 
 def _needed_ops(fetch_ops, fed: set) -> list:
@@ -169,7 +164,7 @@ def compile_plan(graph, fetches: list, feeds: list, fold_cache: dict) -> Plan:
         steps.append(step)
     fetch_slots = tuple(slot_of[id(f)] if isinstance(f, Tensor) else None for f in fetches)
     frees = _last_uses(steps, set(fetch_slots))
-    return Plan(graph, len(template), template, steps,
+    return Plan(graph, template, steps,
                 tuple(s.as_tuple(f) for s, f in zip(steps, frees)),
                 tuple(s.as_tuple() for s in steps), tuple(feed_slots), fetch_slots,
                 fold_steps, fold_cache, aliases, folded)

@@ -10,7 +10,8 @@ from ..graph.graph import get_default_graph
 from ..graph.tensor import Tensor
 from ..ops.convert import scalar_or_array, to_bytes_array
 from .executor import RunContext, execute
-from .fetches import flatten_fetches, rebuild
+from ..nest import pack_sequence_as
+from .fetches import resolve_fetches
 from .plan import compile_plan
 
 __all__ = ["Session", "get_default_session"]
@@ -89,13 +90,13 @@ class Session:
         if self._closed:
             raise RuntimeError("Attempted to use a closed Session.")
         feed_dict = feed_dict or {}
-        plan, key = self._plan_for(fetches, feed_dict)
+        plan = self._plan_for(fetches, feed_dict)
         values = [_convert_feed(t, v) for (_, t), v in zip(plan.feed_slots, feed_dict.values())]
         ctx = RunContext("session")
         results = execute(plan, values, ctx, self._pool)
-        if key is None:
+        if fetches.__class__ is Tensor:
             return results[0]
-        return rebuild(key, iter(results))
+        return pack_sequence_as(fetches, results)
 
     def _plan_for(self, fetches, feed_dict):
         single = fetches.__class__ is Tensor
@@ -105,17 +106,15 @@ class Session:
             return self._plans[cache_key]
         except (KeyError, TypeError):
             pass
-        flat: list = []
-        key = None if single else flatten_fetches(fetches, self.graph, flat)
-        if single:
-            flat.append(self.graph.as_graph_element(fetches))
+        flat = [self.graph.as_graph_element(fetches)] if single else \
+            resolve_fetches(fetches, self.graph)
         feeds = [self._feed_tensor(k) for k in feed_dict]
         plan = compile_plan(self.graph, flat, feeds, self._fold_cache)
         try:
-            self._plans[cache_key] = (plan, key)
+            self._plans[cache_key] = plan
         except TypeError:
             pass  # unhashable fetch structure: compile each time
-        return plan, key
+        return plan
 
     def _feed_tensor(self, key) -> Tensor:
         if isinstance(key, str):

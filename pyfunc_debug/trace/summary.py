@@ -34,10 +34,6 @@ class ValueSummary(NamedTuple):
     approx: bool = False
     value: object = None
 
-    @property
-    def has_nan_or_inf(self) -> bool:
-        return bool(self.nan or self.inf)
-
     def short(self) -> str:
         """One line for logs: ``float32[3] min=.. max=.. mean=.. nan=1``."""
         dims = ",".join(str(d) for d in self.shape)
