@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 
 __all__ = ["main"]
@@ -32,36 +33,57 @@ class UsageError(Exception):
     """Bad command-line input: ``main`` prints it after the command's name and exits 2."""
 
 
-def _script_command(rest, options: dict, usage: str):
-    """(options, script, script args) of ``COMMAND SCRIPT [ARGS...] [options]``."""
-    from .script import split_args
+def _program(args, options: dict, usage: str):
+    """(options, Program) of ``COMMAND [OPTIONS] SCRIPT|-m MODULE [ARGS...]``, checked:
+    a missing script or bad usage is a ``UsageError`` (exit 2), a syntax error exits 1,
+    both before anything starts."""
+    from .script import ProgramError, check, parse_command
     try:
-        opts, script, script_args = split_args(rest, options)
+        opts, program = parse_command(args.rest, options)
     except ValueError as e:
-        raise UsageError(str(e)) from None
-    if script is None:
+        raise UsageError(f"{e}\nusage: {usage}") from None
+    if opts.get("--help"):
+        args.parser.print_help()
+        raise SystemExit(0)
+    if program is None:
         raise UsageError(f"usage: {usage}")
-    return opts, script, script_args
+    try:
+        check(program)
+    except ProgramError as e:
+        if e.status == 2:
+            raise UsageError(str(e)) from None
+        print(e, file=sys.stderr)
+        raise SystemExit(e.status) from None
+    return opts, program
+
+
+def _finish(outcome) -> int:
+    """Print what ended the program (a traceback, or one line for an abort); its status."""
+    sys.stdout.flush()
+    if outcome.report:
+        print(outcome.report, file=sys.stderr)
+    return outcome.status
 
 
 _TRACE_OPTIONS = {"-o": True, "--output": True, "--capture": True}
-_TRACE_USAGE = ("pyfunc-debug trace SCRIPT [ARGS...] -o OUT.json|OUT.jsonl "
-                "[--capture none|summary|full]")
+_TRACE_USAGE = ("pyfunc-debug trace -o OUT.json|OUT.jsonl [--capture none|summary|full] "
+                "SCRIPT|-m MODULE [ARGS...]")
 
 
 def _cmd_trace(args) -> int:
-    from .script import run_script
+    from .script import run_program
     from .trace.recorder import trace
-    opts, script, script_args = _script_command(args.rest, _TRACE_OPTIONS, _TRACE_USAGE)
+    opts, program = _program(args, _TRACE_OPTIONS, _TRACE_USAGE)
     out = (opts.get("-o") or opts.get("--output") or [None])[-1]
     if out is None:
-        raise UsageError(f"usage: {_TRACE_USAGE}")
+        raise UsageError(f"-o OUT.json|OUT.jsonl is needed\nusage: {_TRACE_USAGE}")
     try:
         recorder = trace(out, capture=(opts.get("--capture") or ["summary"])[-1])
     except ValueError as e:
         raise UsageError(str(e)) from None
     with recorder as tr:
-        status = run_script(script, script_args)
+        outcome = run_program(program)
+    status = _finish(outcome)
     runs = sum(1 for e in tr.events if type(e).__name__ == "RunStart")
     print(f"pyfunc-debug trace: wrote {len(tr.events)} events ({tr.op_count} op runs in "
           f"{runs} runs) to {out}", file=sys.stderr)
@@ -69,39 +91,53 @@ def _cmd_trace(args) -> int:
 
 
 _RUN_OPTIONS = {"--break": True, "--break-on": True, "--console": False, "--guard-mutation": False}
-_RUN_USAGE = ("pyfunc-debug run SCRIPT [ARGS...] [--break GLOB]... [--break-on nan|error] "
-              "[--console] [--guard-mutation]")
+_RUN_USAGE = ("pyfunc-debug run [--break GLOB]... [--break-on nan|error] [--console] "
+              "[--guard-mutation] SCRIPT|-m MODULE [ARGS...]")
+
+
+def _console_only() -> str | None:
+    """Why the UI cannot run in this terminal (then the console frontend is used), or None."""
+    if not sys.stdout.isatty() or not sys.stdin.isatty():
+        return "not a terminal"
+    if os.environ.get("TERM", "") in ("dumb", "unknown", ""):
+        return f"TERM={os.environ.get('TERM', '')!r} cannot show the UI"
+    return None
 
 
 def _cmd_run(args) -> int:
-    from .debug import ConsoleFrontend, Debugger
-    from .script import run_script
-    opts, script, script_args = _script_command(args.rest, _RUN_OPTIONS, _RUN_USAGE)
+    opts, program = _program(args, _RUN_OPTIONS, _RUN_USAGE)
     kinds = opts.get("--break-on", [])
     bad = [k for k in kinds if k not in ("nan", "error")]
     if bad:
         raise UsageError(f"--break-on takes nan or error, not {bad[0]!r}")
     guard = bool(opts.get("--guard-mutation"))
-    if not opts.get("--console") and not sys.stdout.isatty():
-        print("pyfunc-debug run: stdout is not a terminal: using the console frontend",
-              file=sys.stderr)
+    why = None if opts.get("--console") else _console_only()
+    if why is not None:
+        print(f"pyfunc-debug run: {why}: using the console frontend", file=sys.stderr)
         opts["--console"] = True
     if not opts.get("--console"):
         tui = _tui()
-        return tui.run_app(tui.script_app(script, script_args, breaks=opts.get("--break", []),
+        return tui.run_app(tui.script_app(program, breaks=opts.get("--break", []),
                                           break_on=tuple(kinds) or ("error",),
                                           guard_mutation=guard))
+    return _run_console(program, opts.get("--break", []), kinds, guard)
+
+
+def _run_console(program, breaks, kinds, guard) -> int:
+    from .debug import ConsoleFrontend, Debugger
+    from .script import run_program
     frontend = ConsoleFrontend()
     dbg = Debugger(on_pause=frontend, guard_mutation=guard)
     frontend.debugger = dbg
-    for glob in opts.get("--break", []):
+    for glob in breaks:
         dbg.break_on(op=glob)
     if "nan" in kinds:
         dbg.break_on(when="nan_producer")
     if "error" in kinds:
         dbg.break_on(on_error=True)
     with dbg:
-        status = run_script(script, script_args)
+        outcome = run_program(program)
+    status = _finish(outcome)
     for w in dbg.warnings:
         print(f"pyfunc-debug: warning: {w.message}", file=sys.stderr)
     return status
@@ -120,33 +156,53 @@ def _cmd_view(args) -> int:
     return tui.run_app(tui.view_app(args.trace))
 
 
+def _version() -> str:
+    from importlib.metadata import PackageNotFoundError, version
+    try:
+        return version("pyfunc-debug")
+    except PackageNotFoundError:  # running from a checkout that is not installed
+        return "unknown (not installed)"
+
+
 def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(
         prog="pyfunc-debug",
         description="Debug and trace dataflow graphs whose ops wrap Python functions.")
+    p.add_argument("--version", action="version", version=f"pyfunc-debug {_version()}")
     sub = p.add_subparsers(dest="command", metavar="COMMAND")
     d = sub.add_parser("demo", help="open the debugger UI on the built-in example graph")
     d.add_argument("--print", action="store_true",
                    help="print the demo's runs instead of opening the UI")
     d.set_defaults(func=_cmd_demo)
     t = sub.add_parser(
-        "trace", help="run a script, recording every op: trace SCRIPT [ARGS...] -o OUT.json|"
-        "OUT.jsonl [--capture none|summary|full]",
-        description="Run SCRIPT with every Session.run / function call recorded. OUT.json is "
-        "Chrome trace format (open it in https://ui.perfetto.dev); OUT.jsonl is pyfunc-debug's "
-        "own format (pfd.load_trace). Put script arguments that look like our options after --.")
-    t.add_argument("rest", nargs=argparse.REMAINDER, help="SCRIPT [ARGS...] -o OUT [--capture]")
+        "trace", help="run a program, recording every op",
+        usage=_TRACE_USAGE.replace("pyfunc-debug ", "%(prog)s ", 1).replace("trace ", "", 1),
+        description="Run SCRIPT (or -m MODULE) with every Session.run / function call "
+        "recorded. OUT.json is Chrome trace format (open it in https://ui.perfetto.dev); "
+        "OUT.jsonl is pyfunc-debug's own format (pfd.load_trace, pyfunc-debug view). Our "
+        "options come before the script; everything after it is the script's. The exit "
+        "status is the script's.")
+    t.add_argument("-o", "--output", metavar="OUT", help="OUT.json or OUT.jsonl")
+    t.add_argument("--capture", choices=("none", "summary", "full"),
+                   help="value summaries (default) or copies of values too")
     t.set_defaults(func=_cmd_trace)
     r = sub.add_parser(
-        "run", help="run a script under the debugger: run SCRIPT [ARGS...] [--break GLOB]... "
-        "[--break-on nan|error] [--console] [--guard-mutation]",
-        description="Run SCRIPT with every Session.run / function call under the debugger. "
-        "--break GLOB pauses before ops whose name matches (repeatable); --break-on nan pauses "
-        "at the op that produces a NaN/Inf; --break-on error pauses where an op fails; "
-        "--guard-mutation warns when a wrapped function writes into its inputs. At a pause "
-        "the terminal UI opens (keys in its footer); with --console a (pfd) prompt takes c, n, "
-        "s, pm, p, b, q, help instead. The UI pauses on errors unless --break-on says otherwise.")
-    r.add_argument("rest", nargs=argparse.REMAINDER, help="SCRIPT [ARGS...] [options]")
+        "run", help="run a program under the debugger",
+        usage=_RUN_USAGE.replace("pyfunc-debug ", "%(prog)s ", 1).replace("run ", "", 1),
+        description="Run SCRIPT (or -m MODULE) with every Session.run / function call under "
+        "the debugger. Our options come before the script; everything after it is the "
+        "script's. At a pause the terminal UI opens (keys in its footer); with --console, or "
+        "when there is no terminal (or TERM=dumb), a (pfd) prompt takes c, n, s, pm, p, b, q, "
+        "help instead. The UI pauses on errors unless --break-on says otherwise. The exit "
+        "status is the script's: 0, its sys.exit code, 1 on an uncaught exception (q aborts "
+        "the run: 1), 130 on Ctrl+C.")
+    r.add_argument("--break", metavar="GLOB", action="append",
+                   help="pause before ops whose name matches (repeatable)")
+    r.add_argument("--break-on", choices=("nan", "error"), action="append",
+                   help="nan: pause at the op that produces a NaN/Inf; error: where an op fails")
+    r.add_argument("--console", action="store_true", help="a (pfd) prompt instead of the UI")
+    r.add_argument("--guard-mutation", action="store_true",
+                   help="warn when a wrapped function writes into its inputs")
     r.set_defaults(func=_cmd_run)
     v = sub.add_parser("view", help="replay a recorded trace (.jsonl) in the debugger UI")
     v.add_argument("trace", help="a .jsonl trace from pyfunc-debug trace or pfd.trace()")
@@ -154,16 +210,18 @@ def build_parser() -> argparse.ArgumentParser:
     return p
 
 
-# Commands whose own options may sit among the script's arguments: parsed by split_args.
-_SCRIPT_COMMANDS = {"trace", "run"}
+# Commands that run a program: parsed by script.parse_command (python's convention),
+# argparse only prints their help.
+_SCRIPT_COMMANDS = {"trace": _cmd_trace, "run": _cmd_run}
 
 
 def main(argv=None) -> int:
     argv = sys.argv[1:] if argv is None else list(argv)
     parser = build_parser()
-    if argv and argv[0] in _SCRIPT_COMMANDS and not set(argv[1:2]) & {"-h", "--help"}:
-        args = argparse.Namespace(command=argv[0], rest=argv[1:],
-                                  func={"trace": _cmd_trace, "run": _cmd_run}[argv[0]])
+    if argv and argv[0] in _SCRIPT_COMMANDS:
+        sub = parser._subparsers._group_actions[0].choices[argv[0]]
+        args = argparse.Namespace(command=argv[0], rest=argv[1:], parser=sub,
+                                  func=_SCRIPT_COMMANDS[argv[0]])
     else:
         args = parser.parse_args(argv)
     if not getattr(args, "func", None):

@@ -119,7 +119,8 @@ class Warning(NamedTuple):  # noqa: A001 - the SPEC's event name
     op_type: str
     parent: str | None
     message: str
-    category: str = "warning"
+    category: str = "warning"  # "input_modified", "mutation", "condition", "tout_mismatch", ...
+    inputs: tuple = ()         # input_modified: each input's ValueSummary after the op ran
 
 
 EVENT_TYPES = {cls.__name__: cls for cls in

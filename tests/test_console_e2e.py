@@ -15,8 +15,8 @@ def test_run_console_break_step_into_pdb_and_finish(tmp_path):
     env = dict(os.environ, HOME=str(tmp_path), TERM="xterm-256color", PYTHONUNBUFFERED="1",
                PDBPP_COLORS="0")  # plain text to match; colours are not under test
     child = pexpect.spawn(sys.executable, ["-m", "pyfunc_debug", "run", "--console",
-                                           os.path.join(ROOT, "examples", "py_func_sinh.py"),
-                                           "--break", "PyFunc"],
+                                           "--break", "PyFunc",
+                                           os.path.join(ROOT, "examples", "py_func_sinh.py")],
                           env=env, cwd=ROOT, dimensions=(40, 120), encoding="utf-8", timeout=60)
     try:
         child.expect_exact("paused before op 'PyFunc' (PyFunc)")

@@ -179,8 +179,8 @@ def test_kill_minus_9_leaves_a_loadable_prefix(tmp_path):
 
 def test_trace_command_writes_and_reports(tmp_path):
     out = tmp_path / "sinh.json"
-    r = subprocess.run([sys.executable, "-m", "pyfunc_debug", "trace",
-                        os.path.join(ROOT, "examples", "py_func_sinh.py"), "-o", str(out)],
+    r = subprocess.run([sys.executable, "-m", "pyfunc_debug", "trace", "-o", str(out),
+                        os.path.join(ROOT, "examples", "py_func_sinh.py")],
                        capture_output=True, text=True, timeout=120)
     assert r.returncode == 0, r.stderr
     assert "1.1752012" in r.stdout
@@ -193,13 +193,15 @@ def test_trace_command_passes_script_arguments_and_exit_status(tmp_path):
     script = tmp_path / "args.py"
     script.write_text("import sys\nprint(sys.argv[1:])\nsys.exit(3)\n")
     out = tmp_path / "t.jsonl"
-    r = subprocess.run([sys.executable, "-m", "pyfunc_debug", "trace", str(script), "a", "--flag",
-                        "-o", str(out), "--capture", "none"], capture_output=True, text=True)
-    assert r.returncode == 3 and "['a', '--flag']" in r.stdout
+    r = subprocess.run([sys.executable, "-m", "pyfunc_debug", "trace", "-o", str(out),
+                        "--capture", "none", str(script), "a", "--flag", "-o", "x"],
+                       capture_output=True, text=True)
+    assert r.returncode == 3 and "['a', '--flag', '-o', 'x']" in r.stdout  # all the script's
     assert tf.load_trace(out).header["capture"] == "none"
 
 
 def test_trace_command_rejects_unknown_suffix(tmp_path):
-    r = subprocess.run([sys.executable, "-m", "pyfunc_debug", "trace", "x.py", "-o", "out.txt"],
+    r = subprocess.run([sys.executable, "-m", "pyfunc_debug", "trace", "-o", "out.txt",
+                        os.path.join(ROOT, "examples", "py_func_sinh.py")],
                        capture_output=True, text=True)
     assert r.returncode == 2 and "must end in .json" in r.stderr

@@ -43,9 +43,8 @@ class Screen:
 def test_tui_pause_step_into_pdb_back_and_quit(tmp_path):
     env = dict(os.environ, HOME=str(tmp_path), TERM="xterm-256color", PDBPP_COLORS="0",
                COLUMNS="120", LINES="40")
-    child = pexpect.spawn(sys.executable, ["-m", "pyfunc_debug", "run",
-                                           os.path.join(ROOT, "examples", "py_func_sinh.py"),
-                                           "--break", "PyFunc"],
+    child = pexpect.spawn(sys.executable, ["-m", "pyfunc_debug", "run", "--break", "PyFunc",
+                                           os.path.join(ROOT, "examples", "py_func_sinh.py")],
                           env=env, cwd=ROOT, dimensions=(40, 120), encoding="utf-8", timeout=60)
     screen = Screen(child)
     try:

@@ -439,7 +439,7 @@ async def test_x_rejects_other_suffixes_and_escape_cancels(tmp_path, monkeypatch
         await pilot.press("enter")
         await pilot.pause(0.1)
         assert isinstance(app.screen, ExportScreen)
-        assert "must end in .json or .jsonl" in str(app.screen.query_one(Label).render())
+        assert "must end in .json or .jsonl" in str(app.screen.query_one("#export-prompt", Label).render())
         await pilot.press("escape")
         await _until(pilot, lambda: not isinstance(app.screen, ExportScreen), "cancel")
         assert "wrote" not in _status(app)

@@ -15,16 +15,17 @@ import time
 from textual.app import App, ComposeResult, SuspendNotSupported
 from textual.binding import Binding
 
-from .bridge import Bridge
+from .bridge import Bridge, Printed
 from .commands import DebugCommands
 from .interrupts import forward_sigint_to
-from .layout import compose_panes, title_panes
+from .layout import compose_panes, fit_footer, title_panes
 from .messages import OpSelected
 from .model import RunModel, format_event
+from .screens.condition import ConditionScreen
 from .screens.export import ExportScreen
 from .widgets.breakpoint_list import BreakpointList
 from .widgets.event_log import EventLog
-from .widgets.inspector import Inspector
+from .widgets.inspector import Inspector, Values
 from .widgets.op_list import OpList
 from .widgets.status_bar import StatusBar
 
@@ -39,7 +40,7 @@ class PfdApp(App):
 
     CSS_PATH = "app.tcss"
     TITLE = "pyfunc-debug"
-    COMMANDS = App.COMMANDS | {DebugCommands}
+    COMMANDS = {DebugCommands}     # ours first, then Textual's (it serves both)
     BINDINGS = [
         Binding("c", "resume('continue')", "continue"),
         Binding("n", "resume('step')", "next op"),
@@ -51,6 +52,8 @@ class PfdApp(App):
         Binding("space", "interrupt", "pause", show=False),
         Binding("x", "export", "export"),
         Binding("q", "quit", "quit"),
+        Binding("v", "cycle_value", "next value", show=False),
+        Binding("ctrl+c", "ctrl_c", "pause/quit", show=False, priority=True),
     ]
 
     def __init__(self, target=None, title: str = "", breaks=(), break_on=("error",),
@@ -64,8 +67,10 @@ class PfdApp(App):
         self.pause = None
         self.message = ""
         self.worker_thread: threading.Thread | None = None
-        self.target_status = None
+        self.target_status = None     # what target() returned (an exit status or Outcome)
         self.target_done = False
+        self.ctrl_c_pressed = False
+        self.exported: list = []       # (path, events) of each trace written with x
         self._suspend = suspend or self.suspend
         self._suspended = False      # while pdb owns the terminal, nothing may redraw
         self._deferred_pause = None
@@ -90,11 +95,15 @@ class PfdApp(App):
     def compose(self) -> ComposeResult:
         yield from compose_panes(self.model, self._breakpoint_ops)
 
+    def on_resize(self, event) -> None:
+        fit_footer(self, event.size.width)
+
     def on_mount(self) -> None:
+        fit_footer(self, self.size.width)
         title_panes(self, "ops of the current run", "events", "breakpoints")
         self._refresh_breakpoints()
         self._ticker = self.set_interval(TICK, self.tick)
-        self.begin_capture_print(self.query_one(EventLog))
+        self.begin_capture_print(self.bridge.print_sink)   # in order with the events
         if self.target is not None:
             self.worker_thread = threading.Thread(target=self._work, name="pfd-worker", daemon=True)
             self.worker_thread.start()
@@ -106,6 +115,7 @@ class PfdApp(App):
             status = self.bridge.run(self.target)
         except BaseException as e:  # never let the worker's failure take the app down
             status = e
+        self.target_status = status   # also when the app has closed meanwhile
         with contextlib.suppress(Exception):
             self.call_from_thread(self._target_done, status)
 
@@ -113,14 +123,18 @@ class PfdApp(App):
         self.tick()
         self.target_status = status
         self.target_done = True
-        if isinstance(status, BaseException):
-            self.message = f"the script ended with {type(status).__name__}: {status}"[:200]
+        if isinstance(status, BaseException):   # our own failure, not the script's
+            self.message = f"the target ended with {type(status).__name__}: {status}"[:200]
             self.model.state = "failed"
         else:
-            self.message = f"done (exit status {status}) — q to quit, x to export" \
-                if status not in (None, 0) else "done — q to quit, x to export the trace"
-            if self.model.state in ("running", "paused", "idle"):
-                self.model.state = "finished"
+            code = exit_status(status)
+            if code:
+                self.message = f"the script ended: {_ending(status)} — q to quit, x to export"
+                self.model.state = "failed"
+            else:
+                self.message = "done — q to quit, x to export the trace"
+                if self.model.state in ("running", "paused", "idle"):
+                    self.model.state = "finished"
         self._update_status()
 
     def _post_pause(self, pause) -> None:
@@ -176,10 +190,16 @@ class PfdApp(App):
             self._update_status()
             return
         apply = self.model.apply
-        for e in events:
-            apply(e)
+        log = self.query_one(EventLog)
         timings = self.show_timings
-        self.query_one(EventLog).add([format_event(e, timings) for e in events])
+        lines = []
+        for e in events:
+            if type(e) is Printed:
+                lines += log.printed(e.text, e.stderr)
+            else:
+                apply(e)
+                lines.append(format_event(e, timings))
+        log.add(lines)
         ops = self.query_one(OpList)
         ops.sync()
         self._rate_n += len(events)
@@ -201,11 +221,20 @@ class PfdApp(App):
     def _show_selected(self, name) -> None:
         row = self.model.rows.get(name) if name else None
         pause = self.pause if self.pause is not None and name == self.pause.op_name else None
+        values, from_run = None, None
         if pause is not None:
-            values = (pause.inputs, pause.outputs or [])
-        else:
-            values = self.bridge.latest_values.get(name)
-        self.query_one(Inspector).show(row, values, pause, _relative, self.show_timings)
+            values = Values(pause.inputs, pause.outputs or [], _returned(pause))
+        elif name in self.bridge.latest_values:
+            run, ins, outs = self.bridge.latest_values[name]
+            after = self.bridge.inputs_after.get(name)
+            values = Values(ins, outs, after=after[1] if after and after[0] == run else None)
+            if run != self.model.run_id:
+                from_run = run      # an earlier run's values: labelled as such
+        self.query_one(Inspector).show(row, values, pause, _relative, self.show_timings,
+                                       from_run=from_run)
+
+    def action_cycle_value(self) -> None:
+        self.query_one(Inspector).action_cycle_value()
 
     def on_op_selected(self, message: OpSelected) -> None:
         self._show_selected(message.name)
@@ -217,11 +246,9 @@ class PfdApp(App):
             return
         self.tick()
         self.pause = pause
+        self.ctrl_c_pressed = False
         name = pause.op_name if pause.parent is None else pause.parent
-        row = self.model.rows.get(name)
-        if row is not None and row.status != "error":
-            row.status = "paused"
-            self.model.version += 1
+        self.model.mark_paused(name)
         ops = self.query_one(OpList)
         ops.sync()
         ops.select(name)
@@ -234,7 +261,9 @@ class PfdApp(App):
     def _answer(self, action: str) -> None:
         self.pause = None
         self.message = ""
+        self.model.unpause()
         self.bridge.answer(action)
+        self.query_one(OpList).sync()
         self._update_status()
 
     def action_resume(self, action: str) -> None:
@@ -315,6 +344,10 @@ class PfdApp(App):
             self.notify(str(e), severity="error")
         self._refresh_breakpoints()
 
+    def ask_condition(self) -> None:
+        """The palette's "Break when…": a dialog that checks the condition as it is typed."""
+        self.push_screen(ConditionScreen(), lambda expr: expr and self.add_condition(expr))
+
     def select_op(self, name: str) -> None:
         self.query_one(OpList).select(name)
 
@@ -330,6 +363,7 @@ class PfdApp(App):
             try:
                 tr.save(path)
                 self.message = f"wrote {len(tr.events):,} events to {path}"
+                self.exported.append((path, len(tr.events)))
             except (OSError, ValueError) as e:
                 self.message = f"export failed: {e}"
             self._update_status()
@@ -341,8 +375,44 @@ class PfdApp(App):
         self.pause = None
         self.exit(0)
 
+    async def action_ctrl_c(self) -> None:
+        """Ctrl+C: while the script runs, pause at the next op (as PuDB breaks in);
+        pressed again, or while paused or finished, quit (exit status 130)."""
+        running = self.worker_thread is not None and self.worker_thread.is_alive()
+        if running and self.pause is None and not self.ctrl_c_pressed:
+            self.ctrl_c_pressed = True
+            self.bridge.interrupt()
+            self.message = "Ctrl+C: pausing at the next op… (Ctrl+C again quits)"
+            self._update_status()
+            return
+        self.bridge.quit(interrupted=True)
+        self.pause = None
+        self.exit(130)
+
 
 _KEY_OF = {"continue": "c", "step": "n", "step_into": "s", "post_mortem": "p", "abort": "q"}
+
+
+def exit_status(result) -> int:
+    """The exit status of what a target returned (an int, or a script's ``Outcome``)."""
+    status = getattr(result, "status", result)
+    return status if isinstance(status, int) else 0
+
+
+def _ending(result) -> str:
+    from pyfunc_debug.script import abort_line
+    error = getattr(result, "error", None)
+    if error is not None and abort_line(error):
+        return abort_line(error)
+    if error is not None:
+        return f"{type(error).__name__} (exit status {exit_status(result)})"
+    return f"exit status {exit_status(result)}"
+
+
+def _returned(pause):
+    """What a wrapped function returned, when the op rejected it (a dtype error)."""
+    error = pause.error
+    return getattr(error, "returned", None) if error is not None else None
 
 
 def _relative(path: str) -> str:

@@ -13,6 +13,7 @@ import contextlib
 import queue
 import sys
 import threading
+from typing import NamedTuple
 
 from pyfunc_debug import events as ev
 from pyfunc_debug.debug import Debugger, PdbRunner
@@ -23,6 +24,24 @@ __all__ = ["Bridge"]
 VALUE_BYTES = 64 * 1024
 
 
+class Printed(NamedTuple):
+    """Text the script printed, queued with the events so the log keeps their order."""
+
+    text: str
+    stderr: bool
+
+
+class _PrintSink:
+    """Textual's print-capture target: what the script prints joins the event queue."""
+
+    def __init__(self, queue):
+        self._append = queue.append
+
+    def post_message(self, message) -> bool:
+        self._append(Printed(message.text, message.stderr))
+        return True
+
+
 class Bridge:
     """Runs a target under a debugger and moves its events and pauses to the app."""
 
@@ -31,8 +50,13 @@ class Bridge:
         self._post_pause = post_pause              # called (in the worker) with each Pause
         self._request_suspend = request_suspend    # asks the app to suspend for pdb
         self.events: collections.deque = collections.deque()
+        self.print_sink = _PrintSink(self.events)
         self.recorded: list = []                   # every event, values stripped (for export)
-        self.latest_values: dict = {}              # op -> (inputs, outputs) arrays, last run
+        # op -> (run_id, inputs, outputs): values as the op started / ended, its last run;
+        # and op -> (run_id, inputs) as the op left them, when it wrote into them
+        self.latest_values: dict = {}
+        self.inputs_after: dict = {}
+        self.interrupted = False                   # Ctrl+C ended the session
         self._answers: queue.Queue = queue.Queue()
         self.pdb_done = threading.Event()
         self.app_suspended = threading.Event()
@@ -46,11 +70,16 @@ class Bridge:
 
     # -- worker side -------------------------------------------------------------------
     def _on_event(self, e) -> None:
-        if type(e) is ev.OpEnd and (_has_values(e.inputs) or _has_values(e.outputs)):
+        cls = type(e)
+        if cls is ev.OpEnd and (_has_values(e.inputs) or _has_values(e.outputs)):
             if e.parent is None:
-                self.latest_values[e.op] = ([s.value for s in e.inputs],
+                self.latest_values[e.op] = (e.run_id, [s.value for s in e.inputs],
                                             [s.value for s in e.outputs])
             e = e._replace(inputs=_strip(e.inputs), outputs=_strip(e.outputs))
+        elif cls is ev.Warning and _has_values(e.inputs):
+            if e.parent is None:
+                self.inputs_after[e.op] = (e.run_id, [s.value for s in e.inputs])
+            e = e._replace(inputs=_strip(e.inputs))
         self.events.append(e)
 
     def _on_pause(self, pause) -> str:
@@ -90,7 +119,7 @@ class Bridge:
         self._answers.put(action)
 
     def drain(self, limit: int) -> list:
-        """Up to ``limit`` events, oldest first (called on the app's timer)."""
+        """Up to ``limit`` events and ``Printed`` texts, oldest first (the app's timer)."""
         out = []
         pop = self.events.popleft
         try:
@@ -98,16 +127,18 @@ class Bridge:
                 out.append(pop())
         except IndexError:
             pass
-        self.recorded.extend(out)
+        self.recorded.extend(e for e in out if type(e) is not Printed)
         return out
 
     def interrupt(self) -> None:
         """Pause before the next op that runs (any thread)."""
         self.debugger.interrupt()
 
-    def quit(self) -> None:
-        """Abort: a paused run is answered with abort, a running one aborts at its next op."""
+    def quit(self, interrupted: bool = False) -> None:
+        """Abort: a paused run is answered with abort, a running one aborts at its next op.
+        ``interrupted``: by Ctrl+C (the exit status is then 130)."""
         self.quitting = True
+        self.interrupted = self.interrupted or interrupted
         if self.paused is not None:
             self.answer("abort")
         self.debugger.interrupt()

@@ -1,36 +1,61 @@
-"""Command palette: conditional breakpoints (checked as typed) and finding ops by name."""
+"""Command palette: our commands first (break when…, go to op, export), then Textual's.
+
+``break when <expr>`` typed in the palette adds a conditional breakpoint,
+checked as it is typed; an op's name selects that op. With nothing typed, the
+palette lists our commands before Textual's own (theme, keys, quit, …): this
+provider serves both, so the order does not depend on which provider answers
+first.
+"""
 from __future__ import annotations
 
 from functools import partial
 
-from textual.command import Hit, Hits, Provider
+from textual.command import DiscoveryHit, Hit, Hits, Provider
 
 from pyfunc_debug.debug.conditions import BUILTINS, compile_condition
 
 __all__ = ["DebugCommands"]
 
+_HELP_WHEN = ("type e.g. 'break when np.any(outputs[0] > 10)' or a builtin: "
+              + ", ".join(sorted(BUILTINS)))
+
 
 class DebugCommands(Provider):
     """``break when <expr>`` adds a conditional breakpoint; an op name selects that op."""
 
-    async def search(self, query: str) -> Hits:
+    def _ours(self) -> list:
+        """(title, callback, help) of our commands, in the order they are listed."""
         app = self.app
+        ours = [("Break when… (a condition over inputs, outputs, np)",
+                 partial(app.ask_condition), _HELP_WHEN)]
+        if hasattr(app, "action_export"):
+            ours.append(("Export the trace (x)", app.action_export,
+                         ".json opens in ui.perfetto.dev, .jsonl in pyfunc-debug view"))
+        for name in list(app.model.order):
+            ours.append((f"Go to op {name}", partial(app.select_op, name),
+                         app.model.rows[name].op_type))
+        return ours
+
+    def _textuals(self) -> list:
+        return [(c.title, c.callback, c.help) for c in self.app.get_system_commands(self.screen)
+                if c.discover]
+
+    async def discover(self) -> Hits:
+        for title, callback, help_text in self._ours() + sorted(self._textuals()):
+            yield DiscoveryHit(title, callback, help=help_text)
+
+    async def search(self, query: str) -> Hits:
         q = query.strip()
         for prefix in ("break when ", "when "):
             if q.lower().startswith(prefix):
-                expr = q[len(prefix):].strip()
-                yield self._condition_hit(expr)
+                yield self._condition_hit(q[len(prefix):].strip())
                 return
         matcher = self.matcher(q)
-        if "break when".startswith(q.lower()) or not q:
-            yield Hit(0.5, "break when <expr>", lambda: None,
-                      help="type e.g. 'break when np.any(outputs[0] > 10)' or a builtin: "
-                           + ", ".join(sorted(BUILTINS)))
-        for name in list(app.model.order):
-            score = matcher.match(name)
-            if score > 0:
-                yield Hit(score, matcher.highlight(f"go to op {name}"),
-                          partial(app.select_op, name), help=app.model.rows[name].op_type)
+        for rank, commands in ((1.0, self._ours()), (0.5, self._textuals())):
+            for title, callback, help_text in commands:
+                score = matcher.match(title)
+                if score > 0:  # ours rank above Textual's for the same match
+                    yield Hit(score * rank, matcher.highlight(title), callback, help=help_text)
 
     def _condition_hit(self, expr: str) -> Hit:
         if not expr:

@@ -7,9 +7,10 @@ import sys
 from pyfunc_debug import demo
 from pyfunc_debug.errors import OpError
 from pyfunc_debug.runtime.session import Session
-from pyfunc_debug.script import run_script
+from pyfunc_debug.script import run_program
 
-from .app import PfdApp
+from .app import PfdApp, exit_status
+from .exit_summary import exit_summary
 
 __all__ = ["demo_app", "script_app", "view_app", "run_app"]
 
@@ -33,8 +34,9 @@ def demo_app(**kw) -> PfdApp:
                   **kw)
 
 
-def script_app(path: str, args: list, breaks=(), break_on=("error",), **kw) -> PfdApp:
-    return PfdApp(lambda: run_script(path, args), title=" ".join([path, *args]),
+def script_app(program, breaks=(), break_on=("error",), **kw) -> PfdApp:
+    """The app running ``program`` (a ``pyfunc_debug.script.Program``)."""
+    return PfdApp(lambda: run_program(program), title=program.title,
                   breaks=breaks, break_on=break_on, **kw)
 
 
@@ -43,15 +45,32 @@ def view_app(path: str, **kw):
     return ReplayApp(path, **kw)
 
 
+QUIT_GRACE = 2.0   # seconds a quit run gets to reach its next op and abort
+
+
 def run_app(app) -> int:
-    """Run the app; its exit status. A worker still busy in user code is abandoned."""
+    """Run the app; then print how the program ended; its exit status (the program's)."""
     app.run()
-    status = app.return_code or 0
     worker = getattr(app, "worker_thread", None)
     if worker is not None and worker.is_alive():
-        worker.join(timeout=2)
-        if worker.is_alive():  # stuck outside any graph run: we cannot stop it politely
-            sys.stdout.flush()
-            sys.stderr.flush()
-            os._exit(status)
+        worker.join(timeout=QUIT_GRACE)
+    bridge = getattr(app, "bridge", None)
+    if bridge is None:                          # the replay app: nothing ran
+        return app.return_code or 0
+    interrupted = bridge.interrupted
+    unfinished = worker is not None and worker.is_alive()
+    result = app.target_status
+    status = 130 if interrupted else (1 if unfinished else exit_status(result))
+    if isinstance(result, BaseException):
+        status = 1
+    report = getattr(result, "report", "") or ""
+    if isinstance(result, BaseException):
+        report = f"pyfunc-debug: internal error: {type(result).__name__}: {result}"
+    sys.stdout.flush()
+    print(exit_summary(app.sub_title, app.model, status, report, app.exported,
+                       interrupted, unfinished), file=sys.stderr)
+    if unfinished:  # stuck outside any graph run: we cannot stop it politely
+        sys.stdout.flush()
+        sys.stderr.flush()
+        os._exit(status)
     return status

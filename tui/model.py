@@ -9,10 +9,13 @@ from dataclasses import dataclass, field
 
 from pyfunc_debug import events as ev
 
-__all__ = ["OpRow", "RunModel", "format_event", "STATUS_ICONS"]
+__all__ = ["OpRow", "RunModel", "Failure", "format_event", "original_line", "STATUS_ICONS"]
 
 STATUS_ICONS = {"pending": "·", "running": "▶", "done": "✓", "error": "✗", "paused": "⏸",
-                "folded": "≡", "dedup": "="}
+                "folded": "≡", "dedup": "=", "aborted": "⊘"}
+
+# An op ended by these did not fail: the run was stopped (q, Ctrl+C, sys.exit)
+_STOPPED = ("CancelledError", "PdbQuit", "KeyboardInterrupt", "SystemExit", "BdbQuit")
 
 
 @dataclass
@@ -29,6 +32,28 @@ class OpRow:
     error: str = ""
     note: str = ""            # "folded (cached value)", "same as <op>"
     children: list = field(default_factory=list)   # eager ops inside a py_function
+    inputs_after: tuple = ()  # the inputs as the op left them, when it wrote into them
+    warnings: list = field(default_factory=list)   # messages of Warning events about it
+
+
+@dataclass
+class Failure:
+    """An op that failed: what the exit summary and the status bar say about it."""
+
+    run: int
+    op: str
+    op_type: str
+    source: str
+    error_type: str
+    line: str                 # the original exception's line, e.g. "KeyError: 2"
+
+
+def original_line(message: str) -> str:
+    """The user's exception line in an op error's message (``KeyError: 2``)."""
+    lines = [l for l in message.splitlines() if l.strip()]
+    return next((l for l in lines if not l.startswith(
+        ("Graph execution", "Detected at", "Function execution", "Traceback", " "))),
+        lines[0] if lines else "")
 
 
 def _dur(ns: int) -> str:
@@ -51,8 +76,7 @@ def format_event(e, timings: bool = True) -> str:
         indent = "    " if e.parent else "  "
         return f"{e.seq:>8} run {e.run_id:<4}{indent}start {e.op} ({e.op_type})"
     if cls is ev.OpError:
-        first = next((l for l in e.message.splitlines() if l and not l.startswith(
-            ("Graph execution", "Detected at", "Function execution"))), e.message[:80])
+        first = original_line(e.message)
         return f"{e.seq:>8} run {e.run_id:<4}  ERROR {e.op} ({e.op_type}): {first[:120]}"
     if cls is ev.RunStart:
         what = f"{e.kind} {e.name}".strip()
@@ -79,6 +103,8 @@ class RunModel:
         self.events = 0
         self.errors = 0
         self.warnings: list = []
+        self.failures: list[Failure] = []
+        self._paused = None       # (row, its status before the pause)
         self.state = "idle"
         self.last_error = ""
         self.version = 0          # bumped on every change the op list must redraw
@@ -105,6 +131,8 @@ class RunModel:
         """Update the state for one event."""
         self.events += 1
         cls = type(e)
+        if self._paused is not None and cls is not ev.BreakpointHit and cls is not ev.Warning:
+            self.unpause()
         if cls is ev.RunStart:
             self._start_run(e)
         elif e.parent is not None:
@@ -119,19 +147,49 @@ class RunModel:
             row.inputs, row.outputs = e.inputs, e.outputs
         elif cls is ev.OpError:
             row = self._row(e.op, e.op_type)
-            row.status, row.error = "error", e.message
-            self.errors += 1
-            self.last_error = f"{e.error_type} at op '{e.op}'"
+            row.error = e.message
+            if e.error_type in _STOPPED:
+                row.status = "aborted"
+            else:
+                row.status = "error"
+                self.errors += 1
+                self.last_error = f"{e.error_type} at op '{e.op}'"
+                self.failures.append(Failure(self.runs, e.op, e.op_type, e.source,
+                                             e.error_type, original_line(e.message)))
         elif cls is ev.RunEnd:
             self.state = "finished" if e.ok else "failed"
+            for row in self.rows.values():   # never left RUNNING: the run is over
+                if row.status == "running":
+                    row.status = "aborted"
         elif cls is ev.BreakpointHit:
-            row = self.rows.get(e.op)
-            if row is not None and row.status != "error":
-                row.status = "paused"
+            self.mark_paused(e.op)
             self.state = "paused"
         elif cls is ev.Warning:
             self.warnings.append(e)
+            row = self.rows.get(e.op) if e.run_id == self.run_id else None
+            if row is not None:
+                row.warnings.append(e.message)
+                if e.inputs:
+                    row.inputs_after = e.inputs
         self.version += 1
+
+    def mark_paused(self, name: str) -> None:
+        """Show ``name`` as paused until the run moves on (``unpause``)."""
+        row = self.rows.get(name)
+        if row is not None and row.status not in ("error", "paused"):
+            self.unpause()
+            self._paused = (row, row.status)
+            row.status = "paused"
+            self.version += 1
+
+    def unpause(self) -> None:
+        """The paused op gets back the status it had (done, for a pause after it ran)."""
+        if self._paused is not None:
+            row, status = self._paused
+            self._paused = None
+            if row.status == "paused":
+                row.status = status
+                self.version += 1
 
     def _start_run(self, e) -> None:
         self.runs += 1

@@ -15,12 +15,12 @@ from pyfunc_debug import events as ev
 from pyfunc_debug.trace.jsonl import load_trace
 
 from .app import _relative
-from .layout import compose_panes, title_panes
+from .layout import compose_panes, fit_footer, title_panes
 from .messages import OpSelected
 from .model import RunModel, format_event
 from .widgets.breakpoint_list import BreakpointList
 from .widgets.event_log import EventLog
-from .widgets.inspector import Inspector
+from .widgets.inspector import Inspector, Values
 from .widgets.op_list import OpList
 from .widgets.status_bar import StatusBar
 
@@ -59,7 +59,11 @@ class ReplayApp(App):
     def compose(self) -> ComposeResult:
         yield from compose_panes(self.model, lambda: set())
 
+    def on_resize(self, event) -> None:
+        fit_footer(self, event.size.width)
+
     def on_mount(self) -> None:
+        fit_footer(self, self.size.width)
         title_panes(self, "ops of the run at the cursor", "events up to the cursor",
                     "pauses recorded")
         self._goto(self.position)
@@ -105,7 +109,7 @@ class ReplayApp(App):
                     ins = [s.value for s in e.inputs]
                     outs = [s.value for s in e.outputs]
                     if any(v is not None for v in ins + outs):
-                        values = (ins, outs)
+                        values = Values(ins, outs)
                     break
                 if type(e) is ev.RunStart:
                     break

@@ -59,7 +59,11 @@ class ConsoleFrontend:
         while True:
             self._out.write(self.prompt)
             self._out.flush()
-            line = self._in.readline()
+            try:
+                line = self._in.readline()
+            except KeyboardInterrupt:  # Ctrl+C at the prompt quits (the CLI says where)
+                self.write("")
+                raise
             if not line:
                 self.write("(end of input: continuing)")
                 return "continue"

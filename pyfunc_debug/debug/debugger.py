@@ -20,6 +20,7 @@ from .breakpoints import Breakpoint
 from .console import ConsoleFrontend
 from .pause import ACTIONS, Pause
 from .pdb_bridge import PdbRunner
+from ..trace.summary import summarize
 
 __all__ = ["Debugger", "attached"]
 
@@ -216,6 +217,9 @@ class Debugger:
         with self._pause_lock:
             try:
                 action = self.on_pause(pause)
+            except KeyboardInterrupt as e:  # Ctrl+C at a prompt: quit, saying where
+                e.pfd_aborted_at = pause.op_name
+                raise
             except Exception as e:  # a broken frontend never kills the run
                 self._warn(pause.op_name, pause.op_type, f"the pause frontend raised "
                            f"{type(e).__name__}: {e}; continuing", "frontend")
@@ -231,25 +235,33 @@ class Debugger:
         self._interrupted = False
         self._set_stepping(action == "step")
         if action == "abort":
-            raise CancelledError(None, pause.op, f"run aborted from the debugger at op "
+            err = CancelledError(None, pause.op, f"run aborted from the debugger at op "
                                  f"'{pause.op_name}' ({pause.op_type}), {pause.when}")
+            err.pfd_aborted_at = pause.op_name   # the CLI prints one line, not a traceback
+            raise err
         return action
 
-    def _warn(self, op_name, op_type, message, category) -> None:
-        w = ev.Warning(ev.next_seq(), None, time.perf_counter_ns(), threading.get_ident(),
-                       op_name, op_type, None, message, category)
+    def _warn(self, op_name, op_type, message, category, run_id=None, inputs=()) -> None:
+        w = ev.Warning(ev.next_seq(), run_id, time.perf_counter_ns(), threading.get_ident(),
+                       op_name, op_type, None, message, category, inputs)
         self.warnings.append(w)
         ev.emit(w)
 
-    def check_mutation(self, op, before: dict, args) -> None:
-        """Warn for each input array a wrapped function changed in place."""
-        for i, copy in before.items():
-            now = args[i]
-            same = np.array_equal(copy, now, equal_nan=copy.dtype.kind in "fc")
-            if not same:
-                self._warn(op.name, op.type, f"op '{op.name}' ({op.type}) created at {op.source} "
-                           f"wrote into its input {i} in place: wrapped functions must not "
-                           f"modify their inputs (copy first: x = x.copy())", "mutation")
+    def check_mutation(self, op, before: dict, args, run_id=None) -> None:
+        """Warn once for the input arrays a wrapped function changed in place (exact check);
+        the warning's ``inputs`` hold every input as it is after the call."""
+        changed = [i for i, copy in before.items()
+                   if not np.array_equal(copy, args[i], equal_nan=copy.dtype.kind in "fc")]
+        if not changed:
+            return
+        bus = ev._bus
+        cap = bus.capture_bytes if bus.capture == 2 else 0
+        after = tuple(summarize(a, cap) for a in args) if bus.capture else ()
+        listed = ", ".join(str(i) for i in changed)
+        self._warn(op.name, op.type, f"op '{op.name}' ({op.type}) created at {op.source} "
+                   f"wrote into its input{'s' if len(changed) > 1 else ''} {listed} in place: "
+                   f"wrapped functions must not modify their inputs (copy first: "
+                   f"x = x.copy())", "mutation", run_id, after)
 
 
 def _source(op) -> str:

@@ -66,12 +66,27 @@ class _Stepper:
         if entered is not None:
             entered.__exit__(None, None, None)
 
+    _saved_trace = None   # the tracer before ``breakpoint()`` (a coverage tool's)
+
+    def set_trace(self, frame=None):
+        current = sys.gettrace()
+        if getattr(current, "__self__", None) is not self:
+            self._saved_trace = current
+        super().set_trace(frame)
+
+    def _restore_tracer(self):
+        # bdb drops the thread's tracer when nothing is left to stop at: give it back
+        if self._saved_trace is not None and sys.gettrace() is None:
+            sys.settrace(self._saved_trace)
+
     def set_continue(self):
         super().set_continue()
+        self._restore_tracer()
         self._leave_session()
 
     def set_quit(self):
         super().set_quit()
+        self._restore_tracer()
         self._leave_session()
 
     def stop_here(self, frame):
@@ -165,9 +180,13 @@ class PdbRunner:
         import contextlib
         return self.around() if self.around is not None else contextlib.nullcontext()
 
-    def step_into(self, func, args):
-        """Call ``func(*args)`` under pdb, stopping at its first line; returns its result."""
+    def step_into(self, func, args, op_name: str = ""):
+        """Call ``func(*args)`` under pdb, stopping at its first line; returns its result.
+
+        Whatever tracer was installed before (a coverage tool's) is back afterwards.
+        """
         target = getattr(func, "__code__", None)
+        saved, saved_threads = sys.gettrace(), threading.gettrace()
         with self._context():
             p = make_pdb(self.stdin, self.stdout)
             p._target_code = target if target is not None else _call_wrapped.__code__
@@ -177,9 +196,13 @@ class PdbRunner:
             try:
                 return _call_wrapped(func, *args)
             except bdb.BdbQuit:
-                raise PdbQuit(None, None, "the run was aborted from pdb (quit)") from None
+                err = PdbQuit(None, None, f"the run was aborted from pdb (quit) in op "
+                                          f"'{op_name}'")
+                err.pfd_aborted_at = op_name
+                raise err from None
             finally:
-                sys.settrace(None)
+                sys.settrace(saved)
+                threading.settrace(saved_threads)
                 p.quitting = True
                 self._active.pdb = None
                 self._reinstall()

@@ -18,6 +18,7 @@ from .. import events as ev
 from ..eager.execute import watching_eager
 from ..errors import CancelledError, OpError
 from ..runtime.executor import _PASS_THROUGH, _run_folds, annotate_error, run_steps
+from ..runtime.modified import inputs_after, report_modified
 from ..runtime.observed import (fold_items, main_items, run_end, run_start, run_steps_observed,
                                 step_info)
 from ..trace.summary import summarize
@@ -113,13 +114,16 @@ def _attend(plan, i, vals, ctx, dbgs, observed, frees) -> None:
     run_id = ctx.run_id
     for d in dbgs:
         if d._check_before(op, name, typ, args, run_id) == "step_into":
-            kernel = op.op_def.extra["step_into"](op, lambda f, a, d=d: d.pdb.step_into(f, a))
+            kernel = op.op_def.extra["step_into"](
+                op, lambda f, a, d=d: d.pdb.step_into(f, a, op_name=name))
+    hands_out = op.op_def.extra.get("hands_out_arrays")
     guarded = {}
-    if any(d.guard_mutation for d in dbgs) and op.op_def.extra.get("hands_out_arrays"):
+    if any(d.guard_mutation for d in dbgs) and hands_out:
         guarded = {j: a.copy() for j, a in enumerate(args) if isinstance(a, np.ndarray)}
     bus = ev._bus
     level = bus.capture if observed else 0
     cap = bus.capture_bytes if level == 2 else 0
+    ins = tuple(summarize(a, cap) for a in args) if level else ()  # as the op is given them
     tid = threading.get_ident()
     t0 = _now()
     if observed:
@@ -133,20 +137,20 @@ def _attend(plan, i, vals, ctx, dbgs, observed, frees) -> None:
                 r = kernel(ctx, *args)
         else:
             r = kernel(*args)
-    except _PASS_THROUGH:
-        raise
-    except CancelledError:
-        raise
     except Exception as exc:
+        if isinstance(exc, (_PASS_THROUGH, CancelledError)):
+            _close(observed, run_id, tid, name, typ, src, t0, exc)
+            raise
         err = annotate_error(exc, op, ctx)
         err._pfd_inputs = args
         if observed:
-            t1 = _now()
-            ev.emit(ev.OpError(ev.next_seq(), run_id, t1, tid, name, typ, None,
-                               type(err).__name__, err.message, src, t1 - t0))
+            _close(observed, run_id, tid, name, typ, src, t0, err)
         if err is exc:
             raise
         raise err from exc
+    except BaseException as exc:  # KeyboardInterrupt, SystemExit: the op's slice still ends
+        _close(observed, run_id, tid, name, typ, src, t0, exc)
+        raise
     t1 = _now()
     results = (r,) if single else (tuple(r) if outs else ())
     if single:
@@ -154,14 +158,35 @@ def _attend(plan, i, vals, ctx, dbgs, observed, frees) -> None:
     else:
         for s, v in zip(outs, results):
             vals[s] = v
-    for d in dbgs:
-        if guarded and d.guard_mutation:
-            d.check_mutation(op, guarded, args)
-        d._check_after(op, name, typ, args, list(results), run_id)
-    if observed:
+    if guarded or (level and hands_out):
+        _check_inputs(dbgs, op, args, guarded, ins, level, cap, run_id, src)
+    if observed:  # the op's slice ends before any pause after it
         sums = tuple(summarize(v, cap) for v in results) if level else ()
-        ins = tuple(summarize(a, cap) for a in args) if level else ()
         ev.emit(ev.OpEnd(ev.next_seq(), run_id, t1, tid, name, typ, None, t1 - t0, ins, sums))
+    for d in dbgs:
+        d._check_after(op, name, typ, args, list(results), run_id)
     if drop:
         for s in drop:
             vals[s] = None
+
+
+def _close(observed, run_id, tid, name, typ, src, t0, exc) -> None:
+    """The op did not finish: end its slice with an ``OpError`` naming what stopped it."""
+    if observed:
+        t1 = _now()
+        ev.emit(ev.OpError(ev.next_seq(), run_id, t1, tid, name, typ, None, type(exc).__name__,
+                           getattr(exc, "message", None) or str(exc) or type(exc).__name__, src,
+                           t1 - t0))
+
+
+def _check_inputs(dbgs, op, args, guarded, ins, level, cap, run_id, src) -> None:
+    """Did the wrapped function write into its inputs? Exactly (guarded) or by summary."""
+    if guarded:
+        for d in dbgs:
+            if d.guard_mutation:
+                d.check_mutation(op, guarded, args, run_id)
+                break
+        return
+    after = inputs_after(args, ins, cap)
+    if after is not None:
+        report_modified(run_id, op.name, op.type, src, ins, after)

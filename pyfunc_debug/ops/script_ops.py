@@ -108,7 +108,8 @@ def _bind_pyfunc(op, call=None):
             raise map_exception(e) from e
         try:
             return check(ret)
-        except OpError:
+        except OpError as e:
+            e.returned = ret   # what the function gave back: the debugger shows it
             raise
         except Exception as e:  # numpy conversion failures of odd returns
             raise InternalError(None, None, f"Unsupported object type {type(ret).__name__}") from e

@@ -17,15 +17,17 @@ class ExportScreen(ModalScreen[str | None]):
 
     def compose(self) -> ComposeResult:
         with Vertical(id="export-dialog"):
-            yield Label("Export the trace to (.json opens in ui.perfetto.dev, "
-                        ".jsonl in pyfunc-debug view):")
+            yield Label("Export the trace to:", id="export-prompt")
             yield Input(value="trace.json", id="export-path")
+            yield Label(".json opens in ui.perfetto.dev; .jsonl in pyfunc-debug view",
+                        classes="hint")
             yield Label("enter: write   escape: cancel", classes="hint")
 
     def on_input_submitted(self, event: Input.Submitted) -> None:
         path = event.value.strip()
         if not path.endswith((".json", ".jsonl")):
-            self.query_one(Label).update("The path must end in .json or .jsonl:")
+            self.query_one("#export-prompt", Label).update("The path must end in .json or "
+                                                           ".jsonl:")
             return
         self.dismiss(path)
 

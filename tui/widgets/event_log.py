@@ -18,10 +18,11 @@ class EventLog(Log):
         super().__init__(max_lines=MAX_LINES, highlight=False, **kw)
         self._partial = ""
 
-    def on_print(self, event) -> None:
-        text = self._partial + event.text
+    def printed(self, text: str, stderr: bool) -> list[str]:
+        """Log lines for printed ``text`` (a line shows once it is complete)."""
+        text = self._partial + text
         *lines, self._partial = text.split("\n")
-        self.add([f"  [{'stderr' if event.stderr else 'stdout'}] {line}" for line in lines])
+        return [f"  [{'stderr' if stderr else 'stdout'}] {line}" for line in lines]
 
     def add(self, lines: list[str]) -> None:
         if lines:

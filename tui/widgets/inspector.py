@@ -5,6 +5,8 @@ one) and a sparkline its values; ``v`` cycles through the op's inputs and output
 """
 from __future__ import annotations
 
+from typing import NamedTuple
+
 import numpy as np
 from rich.table import Table
 from rich.text import Text
@@ -15,9 +17,19 @@ from textual.widgets import DataTable, Sparkline, Static
 
 from ..model import OpRow
 
-__all__ = ["Inspector", "grid_of"]
+__all__ = ["Inspector", "Values", "grid_of"]
 
 MAX_ROWS, MAX_COLS, SPARK_POINTS = 200, 24, 120
+
+
+class Values(NamedTuple):
+    """An op's values: inputs as it started, outputs; what its function returned when the
+    op rejected it; the inputs as the op left them (when it wrote into them)."""
+
+    inputs: list
+    outputs: list
+    returned: object = None
+    after: list | None = None
 
 
 def grid_of(value) -> tuple[list[str], list[list[str]], str]:
@@ -70,6 +82,7 @@ class Inspector(VerticalScroll, can_focus=True):
         super().__init__(**kw)
         self._values: list = []     # (label, value)
         self._value_index = 0
+        self._from_run = None
 
     def compose(self) -> ComposeResult:
         yield Static("Select an op.", id="insp-header")
@@ -79,9 +92,9 @@ class Inspector(VerticalScroll, can_focus=True):
         yield Sparkline([], id="insp-spark")
         yield DataTable(id="insp-grid", show_cursor=False, zebra_stripes=True)
 
-    def show(self, row: OpRow | None, values=None, pause=None, relative=lambda p: p,
-             timings: bool = True) -> None:
-        """Show ``row``; ``values`` is (inputs, outputs) arrays when known."""
+    def show(self, row: OpRow | None, values: Values | None = None, pause=None,
+             relative=lambda p: p, timings: bool = True, from_run: int | None = None) -> None:
+        """Show ``row``; ``values`` when known; ``from_run``: they are an earlier run's."""
         header = self.query_one("#insp-header", Static)
         if row is None:
             header.update("Select an op.")
@@ -99,6 +112,12 @@ class Inspector(VerticalScroll, can_focus=True):
             text.append(f"\n{pause.describe_short}", style="bold")
         if row.note:
             text.append(f"\n{row.note}", style="italic")
+        if row.inputs_after:
+            text.append("\n⚠ input modified by this op: shown as given (in) and as left "
+                        "(in … after)", style="bold yellow")
+        for w in row.warnings[-3:]:
+            if not row.inputs_after or "in place" not in w:
+                text.append(f"\n⚠ {w}", style="yellow")
         header.update(text)
         self.query_one("#insp-summaries", Static).update(self._summaries(row, pause))
         error = row.error or (str(pause.error) if pause is not None and pause.error else "")
@@ -107,12 +126,7 @@ class Inspector(VerticalScroll, can_focus=True):
         if children:
             err_text.append(("\n" if error else "") + "eager ops inside:\n" + children)
         self.query_one("#insp-error", Static).update(err_text)
-        self._values = []
-        if values is not None:
-            ins, outs = values
-            self._values = [(f"input {i}", v) for i, v in enumerate(ins) if v is not None]
-            self._values = [(f"output {i}", v) for i, v in enumerate(outs or []) if v is not None] \
-                + self._values
+        self._values, self._from_run = _labelled(values), from_run
         self._value_index = 0
         self._show_value()
 
@@ -128,16 +142,21 @@ class Inspector(VerticalScroll, can_focus=True):
         ins = pause.input_summaries() if pause is not None else row.inputs
         outs = (pause.output_summaries() if pause.outputs is not None else ()) \
             if pause is not None else row.outputs
+        after = row.inputs_after if pause is None or pause.when != "before" else ()
+        rows = [(f"in {i}", s) for i, s in enumerate(ins)]
+        changed = [i for i, s in enumerate(after) if i < len(ins) and s[:8] != ins[i][:8]]
+        rows += [(f"in {i} after", after[i]) for i in (changed or range(len(after)))]
+        rows += [(f"out {i}", s) for i, s in enumerate(outs)]
         fmt = (lambda v: "" if v is None else f"{v:.4g}")
-        for label, sums in (("in", ins), ("out", outs)):
-            for i, s in enumerate(sums):
-                cells = [f"{label} {i}"]
-                if not narrow:
-                    cells += [str(list(s.shape)), s.dtype]
-                cells += [fmt(s.min), fmt(s.max), fmt(s.mean), str(s.nan or ""), str(s.inf or "")]
-                if not narrow:
-                    cells.append(s.preview[:30])
-                table.add_row(*cells, style="red" if s.nan or s.inf else None)
+        for label, s in rows:
+            cells = [label]
+            if not narrow:
+                cells += [str(list(s.shape)), s.dtype]
+            cells += [fmt(s.min), fmt(s.max), fmt(s.mean), str(s.nan or ""), str(s.inf or "")]
+            if not narrow:
+                cells.append(s.preview[:30])
+            style = "red" if s.nan or s.inf else ("yellow" if "after" in label else None)
+            table.add_row(*cells, style=style)
         return table
 
     def _show_value(self) -> None:
@@ -153,7 +172,9 @@ class Inspector(VerticalScroll, can_focus=True):
         label, value = self._values[self._value_index % len(self._values)]
         cols, rows, cap = grid_of(value)
         more = f"   (v: next of {len(self._values)})" if len(self._values) > 1 else ""
-        caption.update(f"{label}: {cap}{more}")
+        stale = f" — from run {self._from_run}, not this run" if self._from_run is not None \
+            else ""
+        caption.update(f"{label}: {cap}{stale}{more}")
         grid.add_columns(*cols)
         grid.add_rows(rows)
         spark.data = _spark(value)
@@ -163,3 +184,34 @@ class Inspector(VerticalScroll, can_focus=True):
         if self._values:
             self._value_index += 1
             self._show_value()
+
+
+def _labelled(values: Values | None) -> list:
+    """(label, value) pairs in the order ``v`` cycles through them: outputs first."""
+    if values is None:
+        return []
+    out = [(f"output {i}", v) for i, v in enumerate(values.outputs or []) if v is not None]
+    if values.returned is not None:
+        out += [(f"returned {i} (rejected by the op)", v)
+                for i, v in enumerate(_as_list(values.returned))]
+    for i, v in enumerate(values.inputs):
+        if v is None:
+            continue
+        after = values.after[i] if values.after and i < len(values.after) else None
+        if after is not None and not _same(v, after):
+            out += [(f"input {i} as given (modified by this op)", v),
+                    (f"input {i} as the op left it", after)]
+        else:
+            out.append((f"input {i}", v))
+    return out
+
+
+def _as_list(returned) -> list:
+    return list(returned) if isinstance(returned, (list, tuple)) else [returned]
+
+
+def _same(a, b) -> bool:
+    try:
+        return bool(np.array_equal(a, b, equal_nan=np.asarray(a).dtype.kind in "fc"))
+    except (TypeError, ValueError):
+        return a is b

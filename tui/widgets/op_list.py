@@ -15,15 +15,16 @@ from textual.strip import Strip
 from ..messages import OpSelected
 from ..model import STATUS_ICONS, RunModel
 
-__all__ = ["OpList"]
+__all__ = ["OpList", "fit"]
 
 _STATUS_COMPONENT = {"done": "oplist--done", "error": "oplist--error", "paused": "oplist--paused",
                      "running": "oplist--running", "pending": "oplist--pending",
-                     "folded": "oplist--folded", "dedup": "oplist--folded"}
+                     "folded": "oplist--folded", "dedup": "oplist--folded",
+                     "aborted": "oplist--error"}
 
 
 class OpList(ScrollView, can_focus=True):
-    """Ops of the current run; ●: breakpoint set on the op."""
+    """Ops of the current run; ●: breakpoint set on the op, !: a warning about it."""
 
     BINDINGS = [Binding("up", "cursor(-1)", "up", show=False),
                 Binding("down", "cursor(1)", "down", show=False),
@@ -95,15 +96,28 @@ class OpList(ScrollView, can_focus=True):
         row = self.model.row_at(index)
         width = self.size.width
         if row is None:
-            return Strip.blank(width)
-        mark = "●" if row.name in self._breakpoints() else " "
+            return Strip.blank(width, self.rich_style)
+        mark = "●" if row.name in self._breakpoints() else ("!" if row.warnings else " ")
         icon = STATUS_ICONS.get(row.status, "?")
-        detail = row.note[:18] if row.status in ("folded", "dedup") else \
+        detail = row.note if row.status in ("folded", "dedup") else \
             (row.outputs[0].short() if row.outputs else "")
-        name_w = max(10, min(28, width // 2 - 4))
-        type_w = max(8, min(16, width - name_w - 12))
-        text = f"{mark}{icon} {row.name:<{name_w}.{name_w}} {row.op_type:<{type_w}.{type_w}} {detail}"
+        if width < 44:   # narrow (an 80-column terminal): names first, no detail
+            type_w = 8
+            name_w = max(8, width - 4 - type_w)
+        else:
+            name_w = max(12, min(32, width // 2 - 2))
+            type_w = max(8, min(16, width - name_w - 12))
+        text = f"{mark}{icon} {fit(row.name, name_w):<{name_w}} {fit(row.op_type, type_w):<{type_w}} {detail}"
         style = self.get_component_rich_style(_STATUS_COMPONENT.get(row.status, "oplist--pending"))
         if index == self.cursor:
             style = style + self.get_component_rich_style("oplist--cursor")
         return Strip([Segment(text[:width].ljust(width), style)], width)
+
+
+def fit(name: str, width: int) -> str:
+    """``name`` in ``width`` columns, cut in the middle: the ends tell ops apart
+    (``combine/AddV2`` and ``combine/AddV2_1`` stay different)."""
+    if len(name) <= width:
+        return name
+    head = (width - 1) // 3
+    return name[:head] + "…" + name[len(name) - (width - 1 - head):]

@@ -1,0 +1,66 @@
+"""Noticing that a wrapped function wrote into its input arrays (cheaply).
+
+A ``py_func``/``numpy_function`` receives the very arrays flowing in the graph
+(no defensive copies, TF#49), so a function can change its input in place. When
+events carry summaries, each array input is summarised again after the call and
+compared with its summary from before (values too, when both were captured);
+a difference is reported as one ``Warning`` (category ``input_modified``) whose
+``inputs`` hold every input as it is *after* the call — the op's ``OpEnd``
+keeps them as they were when it started. An exact check of every element is
+``Debugger(guard_mutation=True)``'s job.
+"""
+from __future__ import annotations
+
+import threading
+import time
+
+import numpy as np
+
+from .. import events as ev
+from ..trace.summary import summarize
+
+__all__ = ["inputs_after", "report_modified"]
+
+_STATS = slice(0, 8)   # shape .. inf of a ValueSummary: what must not change
+
+
+def _differs(before, after) -> bool:
+    if before[_STATS] != after[_STATS]:
+        return not _same_nan_stats(before, after)
+    b, a = before.value, after.value
+    if b is not None and a is not None:
+        return not np.array_equal(b, a, equal_nan=np.asarray(b).dtype.kind in "fc")
+    return False
+
+
+def _same_nan_stats(before, after) -> bool:
+    # NaN != NaN: summaries of all-NaN arrays compare unequal although nothing changed
+    for x, y in zip(before[_STATS], after[_STATS]):
+        if x != y and not (isinstance(x, float) and isinstance(y, float) and x != x and y != y):
+            return False
+    return True
+
+
+def inputs_after(args, before: tuple, cap: int):
+    """Summaries of ``args`` now, or ``None`` when no array among them changed."""
+    changed = False
+    after = list(before)
+    for j, a in enumerate(args):
+        if isinstance(a, np.ndarray) and a.ndim and j < len(before):
+            now = summarize(a, cap)
+            if _differs(before[j], now):
+                after[j] = now
+                changed = True
+    return tuple(after) if changed else None
+
+
+def report_modified(run_id, name, typ, src, before: tuple, after: tuple) -> None:
+    """One ``Warning`` naming the op and each input it changed, with the values after."""
+    which = [j for j, (b, a) in enumerate(zip(before, after)) if a is not b]
+    listed = ", ".join(str(j) for j in which)
+    message = (f"op '{name}' ({typ}){f' created at {src}' if src else ''} wrote into its "
+               f"input{'s' if len(which) > 1 else ''} {listed} in place: the values it was given "
+               f"are not the ones it left behind (wrapped functions must not modify their "
+               f"inputs; copy first: x = x.copy())")
+    ev.emit(ev.Warning(ev.next_seq(), run_id, time.perf_counter_ns(), threading.get_ident(),
+                       name, typ, None, message, "input_modified", after))
