@@ -173,7 +173,7 @@ async def _paused_at(pilot, op: str, when: str = "before"):
 async def _finished(pilot) -> None:
     """The target returned and every event it emitted is applied."""
     app = pilot.app
-    await _until(pilot, lambda: app.target_status is not None and not app.bridge.events,
+    await _until(pilot, lambda: app.target_done and not app.bridge.events,
                  lambda: f"the target to finish (state {app.model.state}, pause {app.pause})")
     await pilot.pause(0.1)
 
@@ -572,7 +572,7 @@ async def test_palette_goes_to_an_op_by_name():
     async with _running(app) as pilot:
         await _paused_at(pilot, "double")
         prompts = await _palette(pilot, "add_one")
-        assert prompts[0] == "go to op add_one"
+        assert prompts[0] == "Go to op add_one"
         await pilot.press("enter")
         await _until(pilot, lambda: not isinstance(app.screen, CommandPalette), "the palette")
         assert app.query_one(OpList).selected == "add_one"
@@ -596,7 +596,7 @@ async def test_palette_provider_search():
         ok = await hits("when inputs[0].min() < 0")
         assert [str(h.text) for h in ok] == ["add breakpoint: break when inputs[0].min() < 0"]
         assert str((await hits("break when outputs["))[0].text).startswith("✗ ")
-        assert "go to op out" in [str(h.text) for h in await hits("out")]
+        assert "Go to op out" in [str(h.text) for h in await hits("out")]
         ok[0].command()
         assert _breakpoint_texts(app)[-1].endswith("when=inputs[0].min() < 0")
         await pilot.press("c")

@@ -15,6 +15,8 @@ import time
 from textual.app import App, ComposeResult, SuspendNotSupported
 from textual.binding import Binding
 
+from pyfunc_debug.script import abort_line
+
 from .bridge import Bridge, Printed
 from .commands import DebugCommands
 from .interrupts import forward_sigint_to
@@ -123,7 +125,10 @@ class PfdApp(App):
         self.tick()
         self.target_status = status
         self.target_done = True
-        if isinstance(status, BaseException):   # our own failure, not the script's
+        if isinstance(status, BaseException) and abort_line(status):
+            self.message = f"{abort_line(status)} — q to quit, x to export"
+            self.model.state = "aborted"
+        elif isinstance(status, BaseException):   # the target's own failure (not a script's)
             self.message = f"the target ended with {type(status).__name__}: {status}"[:200]
             self.model.state = "failed"
         else:
@@ -387,7 +392,7 @@ class PfdApp(App):
             return
         self.bridge.quit(interrupted=True)
         self.pause = None
-        self.exit(130)
+        self.exit(return_code=130)
 
 
 _KEY_OF = {"continue": "c", "step": "n", "step_into": "s", "post_mortem": "p", "abort": "q"}
@@ -400,7 +405,6 @@ def exit_status(result) -> int:
 
 
 def _ending(result) -> str:
-    from pyfunc_debug.script import abort_line
     error = getattr(result, "error", None)
     if error is not None and abort_line(error):
         return abort_line(error)
