@@ -21,8 +21,8 @@ and the warnings.
 The same check from the command line, on any script (the warnings are listed
 when it ends):
 
-    pyfunc-debug run examples/mutation_bug.py --guard-mutation --console
-    pyfunc-debug run examples/mutation_bug.py --guard-mutation
+    pyfunc-debug run --guard-mutation --console examples/mutation_bug.py
+    pyfunc-debug run --guard-mutation examples/mutation_bug.py
 """
 import numpy as np
 

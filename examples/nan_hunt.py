@@ -19,13 +19,13 @@ To stop at the producer yourself (the run pauses right after
 ``features/log_intensity`` made the NaN, its inputs and outputs in the
 inspector, or printed at the ``(pfd)`` prompt with ``p``):
 
-    pyfunc-debug run examples/nan_hunt.py --break-on nan
-    pyfunc-debug run examples/nan_hunt.py --break-on nan --console
+    pyfunc-debug run --break-on nan examples/nan_hunt.py
+    pyfunc-debug run --break-on nan --console examples/nan_hunt.py
 
 To step into ``log_intensity`` under pdb with its real input ``x`` in scope,
 pause before it and press ``s``:
 
-    pyfunc-debug run examples/nan_hunt.py --break 'features/log_intensity' --console
+    pyfunc-debug run --break 'features/log_intensity' --console examples/nan_hunt.py
 
 (Under ``pyfunc-debug run`` the script skips its own hunt: the debugger you run it
 under already stops at the producer.)

@@ -18,12 +18,12 @@ threads the ops ran on.
 To record every run (sequential and parallel) from the outside and look at it,
 open the file in https://ui.perfetto.dev (or chrome://tracing):
 
-    pyfunc-debug trace examples/parallel_branches.py -o parallel.json
+    pyfunc-debug trace -o parallel.json examples/parallel_branches.py
 
 To pause before each branch (every pool thread stops at its branch; the
 pauses are served one at a time):
 
-    pyfunc-debug run examples/parallel_branches.py --break 'branch_*' --console
+    pyfunc-debug run --break 'branch_*' --console examples/parallel_branches.py
 """
 import argparse
 import time

@@ -24,8 +24,8 @@ To stop where the record fails — ``p`` shows the record, ``pm`` opens pdb at
 the ``raise`` inside ``parse_record`` with ``text`` and ``fields`` in scope
 (``c`` leaves pdb; the script catches the error and goes on):
 
-    pyfunc-debug run examples/text_pipeline.py --break-on error --console
-    pyfunc-debug run examples/text_pipeline.py --break-on error
+    pyfunc-debug run --break-on error --console examples/text_pipeline.py
+    pyfunc-debug run --break-on error examples/text_pipeline.py
 """
 import collections
 

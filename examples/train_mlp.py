@@ -16,12 +16,12 @@ To look inside the loss while it trains — pause before the ``loss/huber`` op,
 ``s`` steps into ``huber`` under pdb with the real predictions in scope, ``n``
 walks the eager ops it runs one at a time:
 
-    pyfunc-debug run examples/train_mlp.py --break 'loss/huber' --console
+    pyfunc-debug run --break 'loss/huber' --console examples/train_mlp.py
 
 To record every op of every step (the eager ops inside ``huber`` appear as
 children of it) and open the file in https://ui.perfetto.dev:
 
-    pyfunc-debug trace examples/train_mlp.py -o train.json -- --steps 20
+    pyfunc-debug trace -o train.json examples/train_mlp.py --steps 20
 """
 import argparse
 
