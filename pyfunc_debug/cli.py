@@ -16,11 +16,12 @@ def _tui():
 
 def _cmd_demo(args) -> int:
     from . import demo
-    if args.print or not sys.stdout.isatty():
+    why = None if args.print else _console_only()
+    if args.print or why:
         print("pyfunc-debug demo: the built-in graph (validate -> normalize -> log_features -> "
               "scale -> loss), three runs." + ("" if args.print else
-                                                 "\n(stdout is not a terminal: printing the runs "
-                                                 "instead of opening the UI)"))
+                                                 f"\n({why}: printing the runs instead of "
+                                                 "opening the UI)"))
         for op in demo.build().graph.get_operations():
             print(f"  op {op.name:14} {op.type:16} created at line {op.source.lineno}")
         demo.run()
@@ -232,6 +233,9 @@ def main(argv=None) -> int:
     except UsageError as e:
         print(f"pyfunc-debug {args.command}: {e}", file=sys.stderr)
         return 2
+    except BrokenPipeError:  # output piped into a reader that stopped (| head): quietly
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 1
 
 
 if __name__ == "__main__":

@@ -134,7 +134,7 @@ async def test_values_of_an_earlier_run_are_labelled_with_their_run():
     app, _ = _app(scale_then_fail_on_second_run)
     async with _running(app) as pilot:
         await _finished(pilot)
-        assert app.model.run_id == 2
+        assert app.model.runs == 2
         _select(app, "scale")                    # ran in run 2: its own values, no label
         await pilot.pause(0.1)
         assert "from run" not in _caption(app)

@@ -98,6 +98,7 @@ class Inspector(VerticalScroll, can_focus=True):
         header = self.query_one("#insp-header", Static)
         if row is None:
             header.update("Select an op.")
+            self.query_one("#insp-spark", Sparkline).display = False
             return
         text = Text()
         text.append(f"{row.name}", style="bold")
