@@ -92,7 +92,7 @@ def _cmd_trace(args) -> int:
 
 
 _RUN_OPTIONS = {"--break": True, "--break-on": True, "--console": False, "--guard-mutation": False}
-_RUN_USAGE = ("pyfunc-debug run [--break GLOB]... [--break-on nan|error] [--console] "
+_RUN_USAGE = ("pyfunc-debug run [--break GLOB]... [--break-on nan|error|warning] [--console] "
               "[--guard-mutation] SCRIPT|-m MODULE [ARGS...]")
 
 
@@ -108,9 +108,9 @@ def _console_only() -> str | None:
 def _cmd_run(args) -> int:
     opts, program = _program(args, _RUN_OPTIONS, _RUN_USAGE)
     kinds = opts.get("--break-on", [])
-    bad = [k for k in kinds if k not in ("nan", "error")]
+    bad = [k for k in kinds if k not in ("nan", "error", "warning")]
     if bad:
-        raise UsageError(f"--break-on takes nan or error, not {bad[0]!r}")
+        raise UsageError(f"--break-on takes nan, error or warning, not {bad[0]!r}")
     guard = bool(opts.get("--guard-mutation"))
     why = None if opts.get("--console") else _console_only()
     if why is not None:
@@ -125,7 +125,9 @@ def _cmd_run(args) -> int:
 
 
 def _run_console(program, breaks, kinds, guard) -> int:
+    from . import events
     from .debug import ConsoleFrontend, Debugger
+    from .debug.console import DiagnosticPrinter
     from .script import run_program
     frontend = ConsoleFrontend()
     dbg = Debugger(on_pause=frontend, guard_mutation=guard)
@@ -136,12 +138,12 @@ def _run_console(program, breaks, kinds, guard) -> int:
         dbg.break_on(when="nan_producer")
     if "error" in kinds:
         dbg.break_on(on_error=True)
-    with dbg:
+    if "warning" in kinds:
+        dbg.break_on(on_warning=True)
+    # each diagnostic printed once, as it happens (summaries let the engine find them)
+    with events.subscribe(DiagnosticPrinter(), capture="summary"), dbg:
         outcome = run_program(program)
-    status = _finish(outcome)
-    for w in dbg.warnings:
-        print(f"pyfunc-debug: warning: {w.message}", file=sys.stderr)
-    return status
+    return _finish(outcome)
 
 
 def _cmd_view(args) -> int:
@@ -199,8 +201,9 @@ def build_parser() -> argparse.ArgumentParser:
         "the run: 1), 130 on Ctrl+C.")
     r.add_argument("--break", metavar="GLOB", action="append",
                    help="pause before ops whose name matches (repeatable)")
-    r.add_argument("--break-on", choices=("nan", "error"), action="append",
-                   help="nan: pause at the op that produces a NaN/Inf; error: where an op fails")
+    r.add_argument("--break-on", choices=("nan", "error", "warning"), action="append",
+                   help="nan: pause at the op that produces a NaN/Inf; error: where an op "
+                   "fails; warning: right after an op that raised a diagnostic")
     r.add_argument("--console", action="store_true", help="a (pfd) prompt instead of the UI")
     r.add_argument("--guard-mutation", action="store_true",
                    help="warn when a wrapped function writes into its inputs")

@@ -111,6 +111,8 @@ class BreakpointHit(NamedTuple):
 
 
 class Warning(NamedTuple):  # noqa: A001 - the SPEC's event name
+    """A diagnostic: something that is likely the root cause of a bug, about ``op``."""
+
     seq: int
     run_id: int | None
     t_ns: int
@@ -119,8 +121,15 @@ class Warning(NamedTuple):  # noqa: A001 - the SPEC's event name
     op_type: str
     parent: str | None
     message: str
-    category: str = "warning"  # "input_modified", "mutation", "condition", "tout_mismatch", ...
+    kind: str = "warning"      # "input_modified", "mutation", "folded", "tout_mismatch", ...
     inputs: tuple = ()         # input_modified: each input's ValueSummary after the op ran
+    source: str = ""           # where the op was created (file:line)
+    hint: str = ""             # how to fix it
+
+    @property
+    def category(self) -> str:
+        """The name ``kind`` had before (kept for old code)."""
+        return self.kind
 
 
 EVENT_TYPES = {cls.__name__: cls for cls in

@@ -69,7 +69,7 @@ def test_c_continues_and_the_run_result_is_right():
     text = out.getvalue()
     assert _pauses(text) == [("before", "double")]
     assert "[breakpoint 1: op=double]" in text
-    assert "input 0:  float32[2] min=1 max=2 mean=1.5" in text
+    assert "input 0 (from 'x'):  float32[2] min=1 max=2 mean=1.5" in text  # and its producer
     assert "actions: continue, step, step_into, abort" in text
 
 

@@ -164,7 +164,7 @@ async def test_an_op_that_wrote_into_its_input_shows_it_as_given_and_as_left():
         given = dict(app.query_one(Inspector)._values)["input 0 as given (modified by this op)"]
         np.testing.assert_array_equal(given, [0.5, 3.0, 7.0])
         assert app.model.warnings and app.model.warnings[0].category == "input_modified"
-        assert "!" == app.query_one(OpList).render_line(0).text[0]   # marked in the list
+        assert app.query_one(OpList).render_line(0).text[0] == "⚠"   # marked in the list
 
 
 @pytest.mark.asyncio

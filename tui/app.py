@@ -55,6 +55,7 @@ class PfdApp(App):
         Binding("x", "export", "export"),
         Binding("q", "quit", "quit"),
         Binding("v", "cycle_value", "next value", show=False),
+        Binding("w", "next_warning", "next warning", show=False),
         Binding("ctrl+c", "ctrl_c", "pause/quit", show=False, priority=True),
     ]
 
@@ -92,6 +93,8 @@ class PfdApp(App):
             dbg.break_on(on_error=True)
         if "nan" in break_on:
             dbg.break_on(when="nan_producer")
+        if "warning" in break_on:
+            dbg.break_on(on_warning=True)
 
     # -- layout -------------------------------------------------------------------------
     def compose(self) -> ComposeResult:
@@ -221,7 +224,8 @@ class PfdApp(App):
         m = self.model
         state = m.state if self.pause is None else "paused"
         self.query_one(StatusBar).show(state, m.runs, m.ops_done, m.ops_total, m.events,
-                                       self._rate if self.show_timings else None, self.message)
+                                       self._rate if self.show_timings else None, self.message,
+                                       len(m.diagnostics))
 
     def _show_selected(self, name) -> None:
         row = self.model.rows.get(name) if name else None
@@ -240,6 +244,16 @@ class PfdApp(App):
 
     def action_cycle_value(self) -> None:
         self.query_one(Inspector).action_cycle_value()
+
+    def action_next_warning(self) -> None:
+        """w: select the next op carrying a diagnostic (wrapping around)."""
+        ops = self.query_one(OpList)
+        name = self.model.next_with_warnings(ops.cursor)
+        if name is None:
+            self.notify("No op of this run carries a diagnostic.", severity="information")
+            return
+        ops.select(name)
+        self._show_selected(name)
 
     def on_op_selected(self, message: OpSelected) -> None:
         self._show_selected(message.name)

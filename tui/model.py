@@ -33,7 +33,8 @@ class OpRow:
     note: str = ""            # "folded (cached value)", "same as <op>"
     children: list = field(default_factory=list)   # eager ops inside a py_function
     inputs_after: tuple = ()  # the inputs as the op left them, when it wrote into them
-    warnings: list = field(default_factory=list)   # messages of Warning events about it
+    warnings: list = field(default_factory=list)   # Warning events (diagnostics) about it
+    producers: tuple = ()     # the op that produced each input
 
 
 @dataclass
@@ -104,6 +105,9 @@ class RunModel:
         self.errors = 0
         self.warnings: list = []
         self.failures: list[Failure] = []
+        self.diagnostics: dict = {}        # (op, kind) -> the latest Warning: what the bar counts
+        self._standing: dict = {}          # op -> Warnings not tied to a run (build time)
+        self.producers: dict = {}          # op -> its inputs' producer ops (static)
         self._paused = None       # (row, its status before the pause)
         self.state = "idle"
         self.last_error = ""
@@ -141,6 +145,7 @@ class RunModel:
             row = self._row(e.op, e.op_type)
             row.status, row.source = "running", e.source
             self.sources[e.op] = e.source
+            row.producers = self.producers[e.op] = e.producers
         elif cls is ev.OpEnd:
             row = self._row(e.op, e.op_type)
             row.status, row.duration_ns = "done", e.duration_ns
@@ -165,13 +170,31 @@ class RunModel:
             self.mark_paused(e.op)
             self.state = "paused"
         elif cls is ev.Warning:
-            self.warnings.append(e)
-            row = self.rows.get(e.op) if e.run_id == self.run_id else None
-            if row is not None:
-                row.warnings.append(e.message)
-                if e.inputs:
-                    row.inputs_after = e.inputs
+            self._warning(e)
         self.version += 1
+
+    def _warning(self, e) -> None:
+        self.warnings.append(e)
+        if not e.op:
+            return
+        self.diagnostics[(e.op, e.kind)] = e
+        if e.run_id is None:          # about the op itself, whichever run it is in
+            standing = self._standing.setdefault(e.op, [])
+            standing[:] = [w for w in standing if w.kind != e.kind] + [e]
+        row = self.rows.get(e.op) if e.run_id in (None, self.run_id) else None
+        if row is not None:
+            row.warnings = [w for w in row.warnings if w.kind != e.kind] + [e]
+            if e.inputs:
+                row.inputs_after = e.inputs
+
+    def next_with_warnings(self, after: int) -> str | None:
+        """The next op (in list order, wrapping) after index ``after`` with a diagnostic."""
+        n = len(self.order)
+        for k in range(1, n + 1):
+            row = self.rows[self.order[(after + k) % n]]
+            if row.warnings:
+                return row.name
+        return None
 
     def mark_paused(self, name: str) -> None:
         """Show ``name`` as paused until the run moves on (``unpause``)."""
@@ -206,6 +229,8 @@ class RunModel:
             row.status, row.note = "dedup", f"same call as '{first}': ran once for both"
         for name, row in self.rows.items():
             row.source = self.sources.get(name, "")
+            row.producers = self.producers.get(name, ())
+            row.warnings = list(self._standing.get(name, ()))
 
     def _row(self, name: str, op_type: str) -> OpRow:
         row = self.rows.get(name)

@@ -15,20 +15,22 @@ class Breakpoint:
     """
 
     def __init__(self, op=None, op_type=None, when=None, on_error=False, hit_count=None,
-                 id: int = 0):  # noqa: A002
+                 id: int = 0, on_warning: bool = False):  # noqa: A002
         self.id = id
         self.op = op
         self.op_type = op_type
         self.condition: Condition | None = compile_condition(when)
         self.on_error = bool(on_error)
+        self.on_warning = bool(on_warning)   # after an op that raised a diagnostic
         self.hit_count = hit_count
         self.enabled = True
         self.hits = 0
 
     @property
     def pauses_after(self) -> bool:
-        """Checked after the op: the condition reads outputs (on_error pauses at the error)."""
-        return self.condition is not None and self.condition.reads_outputs
+        """Checked after the op: the condition reads outputs, or it waits for a diagnostic
+        (on_error pauses at the error)."""
+        return self.on_warning or (self.condition is not None and self.condition.reads_outputs)
 
     def matches_op(self, name: str, op_type: str) -> bool:
         """Static part of the match: name glob and op type."""
@@ -46,6 +48,8 @@ class Breakpoint:
             parts.append(f"when={self.condition.label}")
         if self.on_error:
             parts.append("on_error")
+        if self.on_warning:
+            parts.append("on_warning")
         if self.hit_count:
             parts.append(f"hit_count={self.hit_count}")
         if self.id == 0:

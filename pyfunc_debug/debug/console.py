@@ -11,9 +11,10 @@ import sys
 
 import numpy as np
 
+from .. import events as ev
 from ..trace.summary import summarize
 
-__all__ = ["ConsoleFrontend"]
+__all__ = ["ConsoleFrontend", "DiagnosticPrinter"]
 
 HELP = """commands at the (pfd) prompt:
   c          continue the run
@@ -73,8 +74,13 @@ class ConsoleFrontend:
 
     def show(self, pause) -> None:
         self.write(f"── {pause.describe()}")
-        for i, s in enumerate(pause.input_summaries()):
-            self.write(f"   input {i}:  {s.short()}   {s.preview}")
+        if pause.warning is not None:
+            self.write(f"   ⚠ {pause.warning.message}")
+            if pause.warning.hint:
+                self.write(f"     fix: {pause.warning.hint}")
+        for i, (s, producer) in enumerate(zip(pause.input_summaries(), pause.producers())):
+            origin = f" (from '{producer}')" if producer else ""
+            self.write(f"   input {i}{origin}:  {s.short()}   {s.preview}")
         if pause.outputs is not None:
             for i, s in enumerate(pause.output_summaries()):
                 self.write(f"   output {i}: {s.short()}   {s.preview}")
@@ -148,3 +154,22 @@ class ConsoleFrontend:
             return
         bp = self.debugger.break_on(op=glob)
         self.write(f"added {bp.describe()}")
+
+
+class DiagnosticPrinter:
+    """An event subscriber printing each diagnostic (``Warning``) once per op and kind,
+    with its fix hint: ``events.subscribe(DiagnosticPrinter(), capture="summary")``."""
+
+    def __init__(self, stdout=None):
+        self.stdout = stdout
+        self.seen: set = set()
+
+    def __call__(self, e) -> None:
+        if type(e) is not ev.Warning or (e.op, e.kind) in self.seen:
+            return
+        self.seen.add((e.op, e.kind))
+        out = self.stdout or sys.stderr
+        out.write(f"pyfunc-debug: warning: {e.message}\n")
+        if e.hint:
+            out.write(f"  fix: {e.hint}\n")
+        out.flush()

@@ -71,15 +71,21 @@ class Debugger:
         self._pause_lock = threading.Lock()
         self._saved_hook = None
         self._interrupted = False
+        self._warning_sub = None
         self.eager_hook = _EagerHook(self)
 
     # -- breakpoints -------------------------------------------------------------------
-    def break_on(self, op=None, op_type=None, when=None, on_error=False, hit_count=None):
-        """Pause at ops named ``op`` (a glob) / of ``op_type``, when ``when`` holds."""
+    def break_on(self, op=None, op_type=None, when=None, on_error=False, hit_count=None,
+                 on_warning=False):
+        """Pause at ops named ``op`` (a glob) / of ``op_type``, when ``when`` holds;
+        ``on_warning``: right after an op that raised a diagnostic (a ``Warning`` event)."""
         bp = Breakpoint(op, op_type, when, on_error, hit_count,
-                        id=max((b.id for b in self.breakpoints), default=0) + 1)
+                        id=max((b.id for b in self.breakpoints), default=0) + 1,
+                        on_warning=on_warning)
         self.breakpoints.append(bp)
         changes[0] += 1
+        if on_warning and self in _attached:
+            self._listen_for_warnings()
         return bp
 
     def remove(self, bp: Breakpoint) -> None:
@@ -92,6 +98,8 @@ class Debugger:
         with _attach_lock:
             _attached.append(self)
             hooks.runner = _run_debugged
+        if any(b.on_warning for b in self.breakpoints):
+            self._listen_for_warnings()
         if os.environ.get("PYTHONBREAKPOINT", "") == "":  # honour a user's choice
             self._saved_hook = sys.breakpointhook
             sys.breakpointhook = self._breakpointhook
@@ -100,6 +108,9 @@ class Debugger:
 
     def __exit__(self, *exc):
         from ..runtime import hooks
+        if self._warning_sub is not None:
+            self._warning_sub.close()
+            self._warning_sub = None
         with _attach_lock:
             if self in _attached:
                 _attached.remove(self)
@@ -110,6 +121,21 @@ class Debugger:
             self._saved_hook = None
             self.pdb.uninstall()
         return False
+
+    def _listen_for_warnings(self) -> None:
+        """on_warning breakpoints need diagnostics, which need value summaries."""
+        if self._warning_sub is None:
+            self._warning_sub = ev.subscribe(self._on_event, capture="summary")
+
+    def _on_event(self, e) -> None:
+        if type(e) is ev.Warning and e.op:   # runs in the executing thread: remember it there
+            self._warned()[e.op] = e
+
+    def _warned(self) -> dict:
+        warned = getattr(self._tls, "warned", None)
+        if warned is None:
+            warned = self._tls.warned = {}
+        return warned
 
     def _breakpointhook(self, *args, **kwargs):
         self.pdb.set_trace(sys._getframe(1))
@@ -135,6 +161,8 @@ class Debugger:
             return found[2]
         bps = [b for b in self.breakpoints if not (b.on_error and b.condition is None)]
         bps.append(self._op_breakpoint)
+        if any(b.enabled and b.on_warning and b.op is None and b.op_type is None for b in bps):
+            bps = [Breakpoint()]   # a diagnostic may come from any op: check them all
         idx = set()
         for i, step in enumerate(plan.steps):
             op = step.op
@@ -150,7 +178,7 @@ class Debugger:
     def watches_eager(self) -> bool:
         """Whether eager ops inside py_functions need checking (stepping or unfiltered breaks)."""
         return self.stepping or any(b.enabled and b.op is None and not b.on_error
-                                    for b in self.breakpoints)
+                                    and not b.on_warning for b in self.breakpoints)
 
     # -- the checks the run loop makes --------------------------------------------------------
     def _evaluate(self, bp, pause) -> bool:
@@ -174,6 +202,8 @@ class Debugger:
         return None
 
     def _check_before(self, op, name, typ, inputs, run_id, parent=None):
+        if self._warning_sub is not None:
+            self._warned().clear()   # what an op raises is seen after it, at _check_after
         pause = Pause(op, name, typ, "before", inputs, source=_source(op), run_id=run_id,
                       thread=threading.get_ident(), parent=parent, wrapped=_wraps(op))
         bps = [b for b in self.breakpoints if not b.on_error and not b.pauses_after]
@@ -189,8 +219,12 @@ class Debugger:
         bps = [b for b in self.breakpoints if b.pauses_after and not b.on_error]
         if not bps:
             return None
+        warned = self._warned().pop(name, None) if self._warning_sub is not None else None
+        bps = [b for b in bps if not b.on_warning or warned is not None]
+        if not bps:
+            return None
         pause = Pause(op, name, typ, "after", inputs, outputs, source=_source(op), run_id=run_id,
-                      thread=threading.get_ident(), parent=parent)
+                      thread=threading.get_ident(), parent=parent, warning=warned)
         bp = self._matching(bps, name, typ, pause)
         if bp is None:
             return None
@@ -241,9 +275,10 @@ class Debugger:
             raise err
         return action
 
-    def _warn(self, op_name, op_type, message, category, run_id=None, inputs=()) -> None:
+    def _warn(self, op_name, op_type, message, kind, run_id=None, inputs=(), source="",
+              hint="") -> None:
         w = ev.Warning(ev.next_seq(), run_id, time.perf_counter_ns(), threading.get_ident(),
-                       op_name, op_type, None, message, category, inputs)
+                       op_name, op_type, None, message, kind, inputs, source, hint)
         self.warnings.append(w)
         ev.emit(w)
 
@@ -259,9 +294,11 @@ class Debugger:
         after = tuple(summarize(a, cap) for a in args) if bus.capture else ()
         listed = ", ".join(str(i) for i in changed)
         self._warn(op.name, op.type, f"op '{op.name}' ({op.type}) created at {op.source} "
-                   f"wrote into its input{'s' if len(changed) > 1 else ''} {listed} in place: "
-                   f"wrapped functions must not modify their inputs (copy first: "
-                   f"x = x.copy())", "mutation", run_id, after)
+                   f"wrote into its input{'s' if len(changed) > 1 else ''} {listed} in place",
+                   "mutation", run_id, after, str(op.source), _MODIFY_HINT)
+
+
+_MODIFY_HINT = "wrapped functions must not modify their inputs: copy first (x = x.copy())"
 
 
 def _source(op) -> str:

@@ -32,6 +32,14 @@ class Pause:
     thread: int = 0
     parent: str | None = None
     wrapped: bool = False          # a py_func/numpy_function/py_function: step_into possible
+    warning: object = None         # the diagnostic (a Warning event) an on_warning pause is for
+
+    def producers(self) -> list:
+        """The name of the op that produced each input ("" when unknown)."""
+        op = self.op
+        if op is None:
+            return [""] * len(self.inputs)
+        return [t.op.name for t in op.inputs][:len(self.inputs)]
 
     @property
     def actions(self) -> tuple:
@@ -54,7 +62,10 @@ class Pause:
     def describe_short(self) -> str:
         where = {"before": "paused before it runs", "after": "paused after it ran",
                  "error": "paused at its error"}[self.when]
-        return where + (f" — {self.breakpoint.describe()}" if self.breakpoint is not None else "")
+        text = where + (f" — {self.breakpoint.describe()}" if self.breakpoint is not None else "")
+        if self.warning is not None:
+            text += f"\n⚠ {self.warning.message}"
+        return text
 
     def describe(self) -> str:
         where = {"before": "before", "after": "after", "error": "at error in"}[self.when]

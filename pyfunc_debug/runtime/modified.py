@@ -4,7 +4,7 @@ A ``py_func``/``numpy_function`` receives the very arrays flowing in the graph
 (no defensive copies, TF#49), so a function can change its input in place. When
 events carry summaries, each array input is summarised again after the call and
 compared with its summary from before (values too, when both were captured);
-a difference is reported as one ``Warning`` (category ``input_modified``) whose
+a difference is reported as one ``Warning`` (kind ``input_modified``) whose
 ``inputs`` hold every input as it is *after* the call — the op's ``OpEnd``
 keeps them as they were when it started. An exact check of every element is
 ``Debugger(guard_mutation=True)``'s job.
@@ -60,7 +60,9 @@ def report_modified(run_id, name, typ, src, before: tuple, after: tuple) -> None
     listed = ", ".join(str(j) for j in which)
     message = (f"op '{name}' ({typ}){f' created at {src}' if src else ''} wrote into its "
                f"input{'s' if len(which) > 1 else ''} {listed} in place: the values it was given "
-               f"are not the ones it left behind (wrapped functions must not modify their "
-               f"inputs; copy first: x = x.copy())")
+               f"are not the ones it left behind")
     ev.emit(ev.Warning(ev.next_seq(), run_id, time.perf_counter_ns(), threading.get_ident(),
-                       name, typ, None, message, "input_modified", after))
+                       name, typ, None, message, "input_modified", after, src, HINT))
+
+
+HINT = "wrapped functions must not modify their inputs: copy first (x = x.copy())"

@@ -106,6 +106,10 @@ class Inspector(VerticalScroll, can_focus=True):
         text.append(row.status.upper(), style="bold")
         if row.duration_ns and timings:
             text.append(f"  {row.duration_ns / 1e3:.1f}µs")
+        for w in row.warnings:      # the likely root cause first, in full, with its fix
+            text.append(f"\n⚠ {w.message}", style="bold yellow")
+            if w.hint:
+                text.append(f"\n  fix: {w.hint}", style="yellow")
         source = row.source or (pause.source if pause is not None else "")
         if source:
             text.append(f"\ncreated at {relative(source)}")
@@ -114,11 +118,8 @@ class Inspector(VerticalScroll, can_focus=True):
         if row.note:
             text.append(f"\n{row.note}", style="italic")
         if row.inputs_after:
-            text.append("\n⚠ input modified by this op: shown as given (in) and as left "
-                        "(in … after)", style="bold yellow")
-        for w in row.warnings[-3:]:
-            if not row.inputs_after or "in place" not in w:
-                text.append(f"\n⚠ {w}", style="yellow")
+            text.append("\ninput modified by this op: shown as given (in) and as left "
+                        "(in … after)", style="italic")
         header.update(text)
         self.query_one("#insp-summaries", Static).update(self._summaries(row, pause))
         error = row.error or (str(pause.error) if pause is not None and pause.error else "")
@@ -136,6 +137,7 @@ class Inspector(VerticalScroll, can_focus=True):
         table = Table(box=None, pad_edge=False, show_header=True, header_style="bold", expand=True)
         widths = {"": 5, "min": 7, "max": 7, "mean": 7, "nan": 3, "inf": 3} if narrow else \
             {"": 5, "shape": 5, "dtype": 7, "min": 7, "max": 7, "mean": 7, "nan": 3, "inf": 3}
+        # the first column names each value and, for inputs, the op that produced it
         for col, width in widths.items():
             table.add_column(col, no_wrap=True, min_width=width)
         if not narrow:  # the preview gives way first
@@ -144,7 +146,10 @@ class Inspector(VerticalScroll, can_focus=True):
         outs = (pause.output_summaries() if pause.outputs is not None else ()) \
             if pause is not None else row.outputs
         after = row.inputs_after if pause is None or pause.when != "before" else ()
-        rows = [(f"in {i}", s) for i, s in enumerate(ins)]
+        producers = pause.producers() if pause is not None and pause.parent is None \
+            else row.producers
+        rows = [(f"in {i}" + (f" ← {producers[i]}" if i < len(producers) and producers[i]
+                              else ""), s) for i, s in enumerate(ins)]
         changed = [i for i, s in enumerate(after) if i < len(ins) and s[:8] != ins[i][:8]]
         rows += [(f"in {i} after", after[i]) for i in (changed or range(len(after)))]
         rows += [(f"out {i}", s) for i, s in enumerate(outs)]

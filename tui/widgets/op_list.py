@@ -24,7 +24,7 @@ _STATUS_COMPONENT = {"done": "oplist--done", "error": "oplist--error", "paused":
 
 
 class OpList(ScrollView, can_focus=True):
-    """Ops of the current run; ●: breakpoint set on the op, !: a warning about it."""
+    """Ops of the current run; ●: breakpoint set on the op, ⚠: a diagnostic about it."""
 
     BINDINGS = [Binding("up", "cursor(-1)", "up", show=False),
                 Binding("down", "cursor(1)", "down", show=False),
@@ -97,7 +97,7 @@ class OpList(ScrollView, can_focus=True):
         width = self.size.width
         if row is None:
             return Strip.blank(width, self.rich_style)
-        mark = "●" if row.name in self._breakpoints() else ("!" if row.warnings else " ")
+        mark = "●" if row.name in self._breakpoints() else ("⚠" if row.warnings else " ")
         icon = STATUS_ICONS.get(row.status, "?")
         detail = row.note if row.status in ("folded", "dedup") else \
             (row.outputs[0].short() if row.outputs else "")
