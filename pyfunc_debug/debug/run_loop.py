@@ -18,8 +18,8 @@ from .. import events as ev
 from ..eager.execute import watching_eager
 from ..errors import CancelledError, OpError
 from ..runtime.executor import _PASS_THROUGH, _run_folds, annotate_error, run_steps
-from ..runtime.observed import (fold_items, main_items, run_end, run_start, run_steps_observed,
-                                step_info)
+from ..runtime.observed import (fold_items, main_items, report_interrupt, run_end, run_start,
+                                run_steps_observed, step_info)
 from ..trace.summary import summarize
 
 __all__ = ["run_debugged"]
@@ -133,11 +133,11 @@ def _attend(plan, i, vals, ctx, dbgs, observed, frees) -> None:
                 r = kernel(ctx, *args)
         else:
             r = kernel(*args)
-    except _PASS_THROUGH:
-        raise
-    except CancelledError:
-        raise
-    except Exception as exc:
+    except BaseException as exc:
+        if isinstance(exc, (_PASS_THROUGH, CancelledError)) or not isinstance(exc, Exception):
+            if observed:  # close the op's OpStart; the interrupt goes on unchanged
+                report_interrupt(exc, run_id, name, typ, None, src, tid, t0)
+            raise
         err = annotate_error(exc, op, ctx)
         err._pfd_inputs = args
         if observed:
