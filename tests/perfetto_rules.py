@@ -9,6 +9,7 @@ binds to the run slice around it. ``problems(doc)`` lists every violation.
 """
 from __future__ import annotations
 
+import bisect
 import json
 import math
 from collections import defaultdict
@@ -82,13 +83,14 @@ def _check_runs(by_thread, bad) -> None:
                                f"{run[2]['name']!r} [{run[0]}, {run[1]}]")
 
 
-def _binding(by_thread, pid, tid, t):
-    """The deepest slice on the thread enclosing ``t`` (what a flow endpoint binds to)."""
-    best = None
-    for start, end, e in by_thread.get((pid, tid), ()):
-        if start <= t <= end and (best is None or start >= best[0]):
-            best = (start, end, e)
-    return best
+def _binding(by_thread, starts, pid, tid, t):
+    """The deepest slice on the thread enclosing ``t`` (what a flow endpoint binds to):
+    going back from the last slice starting at or before ``t``, the first that contains it."""
+    sl = by_thread.get((pid, tid), ())
+    for i in range(bisect.bisect_right(starts.get((pid, tid), ()), t) - 1, -1, -1):
+        if sl[i][1] >= t:
+            return sl[i]
+    return None
 
 
 def _check_flows(events, by_thread, bad) -> int:
@@ -98,6 +100,7 @@ def _check_flows(events, by_thread, bad) -> int:
             if e["ph"] in ends[e.get("id")]:
                 bad.append(f"flow id {e.get('id')} has two {e['ph']!r} events")
             ends[e.get("id")][e["ph"]] = e
+    starts = {k: [s[0] for s in sl] for k, sl in by_thread.items()}
     for fid, pair in ends.items():
         if set(pair) != {"s", "f"}:
             bad.append(f"flow id {fid} is not an s/f pair: {sorted(pair)}")
@@ -109,7 +112,7 @@ def _check_flows(events, by_thread, bad) -> int:
             bad.append(f"flow id {fid}: f without bp:'e' binds to the next slice, not its own")
         bound = []
         for end in (s, f):
-            b = _binding(by_thread, end["pid"], end["tid"], _ns(end["ts"]))
+            b = _binding(by_thread, starts, end["pid"], end["tid"], _ns(end["ts"]))
             if b is None or b[2].get("cat") != "op":
                 what = "nothing" if b is None else f"{b[2].get('cat')} slice {b[2]['name']!r}"
                 bad.append(f"flow id {fid}: {end['ph']} at {end['ts']} binds to {what}, "

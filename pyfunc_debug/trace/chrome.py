@@ -102,7 +102,7 @@ class _Builder:
         tid = self.tids[ident]
         e = entry.event
         if type(e) is RunStart:
-            name = f"{e.kind} run {e.run_id}" + (f" {e.name}" if e.name else "")
+            name = f"{e.kind or 'partial'} run {e.run_id}" + (f" {e.name}" if e.name else "")
             args = {"run_id": e.run_id, "ops": len(e.ops), "folded": list(e.folded)}
             if type(closing) is RunEnd:
                 args.update(ok=closing.ok, error=closing.error)
@@ -159,7 +159,9 @@ class _Builder:
             elif cls is RunStart:
                 self.push(ident, ("run", e.run_id), t, e)
             elif cls is RunEnd:
-                self.pop(ident, ("run", e.run_id), t, e)
+                if self.pop(ident, ("run", e.run_id), t, e) is None:
+                    start = RunStart(e.seq, e.run_id, t - e.duration_ns, ident, "", "")
+                    self.close(ident, _Open(None, start.t_ns, start), t, e)
             elif cls in (BreakpointHit, Warning):
                 self.instant(e, tid)
 
