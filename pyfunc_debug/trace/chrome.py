@@ -19,6 +19,7 @@ import json
 import os
 
 from ..events import BreakpointHit, OpEnd, OpError, OpStart, RunEnd, RunStart, Warning
+from .bulk import paused_gc
 
 __all__ = ["to_chrome", "write_chrome"]
 
@@ -213,9 +214,10 @@ def to_chrome(events, pid: int = PID, thread_names=None, process_name="pyfunc-de
     events = events if isinstance(events, (list, tuple)) else list(events)
     t0 = min((_start_ns(e) for e in events), default=0)
     b = _Builder(t0, pid)
-    b.feed(events)
-    b.finish()
-    b.flows()
+    with paused_gc():
+        b.feed(events)
+        b.finish()
+        b.flows()
     meta = _metadata(b, thread_names or {}, process_name,
                      os.getpid() if real_pid is None else real_pid)
     return {"traceEvents": meta + b.out, "displayTimeUnit": "ms",

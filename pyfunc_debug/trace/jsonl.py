@@ -24,6 +24,7 @@ import time
 import warnings
 
 from ..events import RunEnd
+from .bulk import paused_gc
 from .codec import event_from_row, event_to_row, schema, strict_row
 from .values import BadValue, read_value, values_dir, write_value
 
@@ -33,6 +34,7 @@ __all__ = ["JsonlWriter", "load_trace", "TraceFormatError", "LoadedTrace", "FORM
 FORMAT = "pyfunc-debug-trace"
 VERSION = 1
 FLUSH_NS = 50_000_000
+BATCH = 2048  # lines parsed per json.loads call when loading
 
 
 class TraceFormatError(ValueError):
@@ -139,6 +141,55 @@ def _header(path, first: bytes) -> dict:
     return header
 
 
+def _decode(path, lines, complete, values) -> list:
+    """Events of ``lines`` (line 2 on): ``BATCH`` lines per C-level ``json.loads`` call,
+    and a batch holding a bad line again line by line, so the error names that line."""
+    events = []
+    last = len(lines)
+    for first in range(1, last, BATCH):
+        chunk = lines[first:first + BATCH]
+        mark = len(events)
+        if _decode_batch(chunk, values, events.append):
+            continue
+        del events[mark:]
+        if _decode_lines(path, chunk, first + 1, last, complete, values, events.append):
+            break
+    return events
+
+
+def _decode_batch(chunk, values, append) -> bool:
+    try:
+        rows = json.loads(b"[" + b",".join(chunk) + b"]")
+    except (ValueError, RecursionError):
+        return False
+    if len(rows) != len(chunk):  # a blank line, or one holding more than one value
+        return False
+    try:
+        for row in rows:
+            append(event_from_row(row, values))
+    except (ValueError, TypeError):
+        return False
+    return True
+
+
+def _decode_lines(path, chunk, lineno, last, complete, values, append) -> bool:
+    """Decode one line at a time; True when a truncated last line ended the trace."""
+    for lineno, raw in enumerate(chunk, start=lineno):
+        try:
+            append(event_from_row(json.loads(raw), values))
+        except (ValueError, TypeError, RecursionError) as e:
+            if not raw.strip():
+                continue
+            if lineno == last and not complete:
+                warnings.warn(f"{path}:{lineno}: skipped a truncated last line (the recording "
+                              "process probably stopped mid-write)", RuntimeWarning, stacklevel=4)
+                return True
+            if isinstance(e, RecursionError):
+                e = "nested too deeply"
+            raise TraceFormatError(f"{path}:{lineno}: malformed trace line: {e}") from None
+    return False
+
+
 def load_trace(path) -> LoadedTrace:
     """The events (and captured values) of a ``.jsonl`` trace written by ``pfd.trace``."""
     path = os.fspath(path)
@@ -150,21 +201,6 @@ def load_trace(path) -> LoadedTrace:
         lines.pop()
     header = _header(path, lines[0] if lines else b"")
     values = _Values(path)
-    events = []
-    append = events.append
-    loads = json.loads
-    last = len(lines)
-    for lineno, raw in enumerate(lines[1:], start=2):
-        try:
-            append(event_from_row(loads(raw), values))
-        except (ValueError, TypeError, RecursionError) as e:
-            if not raw.strip():
-                continue
-            if lineno == last and not complete:
-                warnings.warn(f"{path}:{lineno}: skipped a truncated last line (the recording "
-                              "process probably stopped mid-write)", RuntimeWarning, stacklevel=2)
-                break
-            if isinstance(e, RecursionError):
-                e = "nested too deeply"
-            raise TraceFormatError(f"{path}:{lineno}: malformed trace line: {e}") from None
+    with paused_gc():
+        events = _decode(path, lines, complete, values)
     return LoadedTrace(events, header, values.loaded)
