@@ -206,6 +206,13 @@ def main(argv=None) -> None:
                     help="also stream this many events to JSONL and report RSS growth "
                          "(10000000 takes about a minute and a half)")
     args = ap.parse_args(argv)
+    if args.stream_events:  # first: memory freed by later sections would hide growth
+        with tempfile.TemporaryDirectory() as tmp:
+            stream = streamed_rss(args.stream_events, tmp)
+        print(f"streaming {stream['events']:,} events to JSONL ({stream['rate']:,.0f} events/s, "
+              f"{stream['file'] / 2**30:.1f} GiB file): RSS growth max "
+              f"{stream['max_growth'] / 2**20:.1f} MiB, at the end "
+              f"{stream['end_growth'] / 2**20:.1f} MiB\n")
     rows = [measure("scalar float32", np.float32(1.0), args.n, args.repeats),
             measure("1000x1000 float32 (4 MB)", np.ones((1000, 1000), np.float32),
                     args.n, max(3, args.repeats // 2))]
@@ -223,7 +230,6 @@ def main(argv=None) -> None:
             for mode, (us, ratio, added) in observed(value, args.n, reps, tmp).items():
                 print(f"  {mode:30} {us:8.3f} {ratio:6.2f}x {added:12.3f}")
         rates = recording_rate(args.events, tmp)
-        stream = streamed_rss(args.stream_events, tmp) if args.stream_events else None
     d = debugger_costs(args.n, args.repeats)
     print(f"\ndebugger attached, no breakpoint matching (scalar chain): {d['attached']:.3f} µs/op, "
           f"{d['ratio']:.2f}x the unobserved run ({d['base']:.3f} µs/op)")
@@ -238,11 +244,6 @@ def main(argv=None) -> None:
     print(f"Chrome JSON export of {n:,} events: {secs:.2f} s ({size / 2**20:.0f} MiB)")
     n, secs = rates["load"]
     print(f"load_trace of {n:,} events: {secs:.2f} s ({n / secs:,.0f} events/s)")
-    if stream:
-        print(f"streaming {stream['events']:,} events to JSONL ({stream['rate']:,.0f} events/s, "
-              f"{stream['file'] / 2**30:.1f} GiB file): RSS growth max "
-              f"{stream['max_growth'] / 2**20:.1f} MiB, at the end "
-              f"{stream['end_growth'] / 2**20:.1f} MiB")
 
 
 if __name__ == "__main__":

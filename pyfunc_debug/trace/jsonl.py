@@ -61,9 +61,14 @@ class JsonlWriter:
         tmp = os.path.join(os.path.dirname(self.path) or ".",
                            f".{os.path.basename(self.path)}.{os.getpid()}.tmp")
         self._f = open(tmp, "w", encoding="utf-8")
-        self._f.write(json.dumps(header) + "\n")
-        self._f.flush()
-        os.replace(tmp, self.path)
+        try:
+            self._f.write(json.dumps(header) + "\n")
+            self._f.flush()
+            os.replace(tmp, self.path)
+        except BaseException:
+            self._f.close()
+            os.unlink(tmp)
+            raise
         self._last_flush = time.perf_counter_ns()
         self._dumps = json.JSONEncoder(separators=(",", ":"), allow_nan=False).encode
         self._values_dir = None
