@@ -145,7 +145,7 @@ def _values_differ(va, vb, rtol, atol) -> str | None:
             i = np.unravel_index(int(np.argmin(close)), close.shape) if close.ndim else ()
             return (f"captured values differ at {len(close.ravel()) - int(close.sum())} "
                     f"element(s), first at index {tuple(int(k) for k in i)}: "
-                    f"{xa[i]!r} vs {xb[i]!r}")
+                    f"{xa[i].tolist()!r} vs {xb[i].tolist()!r}")
         return None
     if not np.array_equal(xa, xb):
         return "captured values differ"
@@ -177,6 +177,13 @@ def _first_output(e):
     return e.outputs[0] if type(e) is OpEnd and e.outputs else None
 
 
+def _gist(message: str) -> str:
+    """The last informative line of an error message (not the ``[[{{node ...}}]]`` tag)."""
+    lines = [ln.strip() for ln in message.splitlines()
+             if ln.strip() and not ln.strip().startswith("[[")]
+    return lines[-1][:200] if lines else ""
+
+
 def _compare_ops(ea, eb, rtol, atol):
     """(reason, output index, summary A, summary B), or None when the two agree."""
     if type(ea) is OpError or type(eb) is OpError:
@@ -185,8 +192,7 @@ def _compare_ops(ea, eb, rtol, atol):
                 return None
             return f"failed with {ea.error_type} vs {eb.error_type}", None, None, None
         which, err = ("A", ea) if type(ea) is OpError else ("B", eb)
-        last = err.message.splitlines()[-1][:200] if err.message else ""
-        return (f"failed in {which} only ({err.error_type}: {last})", None,
+        return (f"failed in {which} only ({err.error_type}: {_gist(err.message)})", None,
                 _first_output(ea), _first_output(eb))
     if len(ea.outputs) != len(eb.outputs):
         return f"{len(ea.outputs)} vs {len(eb.outputs)} outputs", None, None, None
@@ -253,8 +259,8 @@ def diff_traces(a, b, rtol: float = 1e-5, atol: float = 1e-8, labels=None):
     """
     rtol, atol = _check_tolerance("rtol", rtol), _check_tolerance("atol", atol)
     if labels is None:
-        labels = tuple(os.fspath(x) if isinstance(x, (str, os.PathLike)) else name
-                       for x, name in ((a, "A"), (b, "B")))
+        labels = tuple(os.fspath(x) if isinstance(x, (str, os.PathLike)) else "(a list of events)"
+                       for x in (a, b))
     runs_a, runs_b = _runs(_events(a, "a")), _runs(_events(b, "b"))
     for i, (ra, rb) in enumerate(zip(runs_a, runs_b)):
         found = _first_in_run(i, ra, rb, rtol, atol, labels)
