@@ -92,7 +92,7 @@ class Trace:
         return self._count(ev.RunStart)
 
     def save(self, path) -> None:
-        """Write the recorded events to ``path`` (.json or .jsonl)."""
+        """Write ``.events`` to ``path`` (.json or .jsonl); of a streamed trace, only its window."""
         path = os.fspath(path)
         if path.endswith(".jsonl"):
             writer = JsonlWriter(path, self.capture)
