@@ -1,13 +1,17 @@
 """Per-op overhead of a 1000-op ``py_func`` chain against calling ``f`` directly.
 
     python benchmarks/overhead.py [--n 1000] [--repeats 7] [--events 1000000]
+                                  [--stream-events 10000000]
 
 Prints, for a float32 scalar and a 1000x1000 float32 array: the direct Python
 loop (the baseline, measured in the same run), ``Session.run`` of the chain,
 per-op time and overhead per op, and the time to build the graph; then the
 same chain observed (one no-op subscriber, ``trace(capture="summary")``,
 ``trace(path="x.jsonl")``) as ratios to the unobserved run; then the rate of
-recording ``--events`` events and the memory ``trace()`` holds for them.
+recording ``--events`` events and the memory ``trace()`` holds for them, the
+JSONL writer's rate, Chrome export and ``load_trace`` time for those events;
+with ``--stream-events`` the RSS growth while a streamed JSONL trace records
+that many events (it should stay flat).
 Medians of several repeats; ratios are what to compare across machines.
 """
 from __future__ import annotations
@@ -123,12 +127,18 @@ def _rss_bytes() -> int:
         return int(f.read().split()[1]) * os.sysconf("SC_PAGE_SIZE")
 
 
-def recording_rate(n_events: int, tmp: str) -> dict:
-    """Events/s recording ``n_events`` in memory and to JSONL; memory held in memory."""
+def _chain_session():
     g, x, y = build_chain(1000)
     sess = pfd.Session(graph=g)
     feed = {x: np.float32(1.0)}
     sess.run(y, feed)
+    return sess, y, feed
+
+
+def recording_rate(n_events: int, tmp: str) -> dict:
+    """Events/s recording ``n_events`` in memory and to JSONL; memory held in memory; the
+    JSONL writer alone; Chrome export and ``load_trace`` of the same events."""
+    sess, y, feed = _chain_session()
     runs = max(1, n_events // 2002)  # RunStart + OpStart/OpEnd per op + RunEnd
     result = {}
     before = _rss_bytes()
@@ -137,19 +147,50 @@ def recording_rate(n_events: int, tmp: str) -> dict:
         for _ in range(runs):
             sess.run(y, feed)
     elapsed = time.perf_counter() - t0
-    result["memory"] = (len(tr.events), len(tr.events) / elapsed, _rss_bytes() - before)
-    del tr
+    events = tr.events
+    result["memory"] = (len(events), len(events) / elapsed, _rss_bytes() - before)
     path = os.path.join(tmp, "rate.jsonl")
     t0 = time.perf_counter()
-    with pfd.trace(path) as tr:
+    with pfd.trace(path) as streamed:
         for _ in range(runs):
             sess.run(y, feed)
     elapsed = time.perf_counter() - t0
-    result["jsonl"] = (len(tr.events), len(tr.events) / elapsed, os.path.getsize(path))
+    n = streamed.event_count
+    result["jsonl"] = (n, n / elapsed, os.path.getsize(path))
     t0 = time.perf_counter()
     tr.save(os.path.join(tmp, "again.jsonl"))
-    result["writer"] = len(tr.events) / (time.perf_counter() - t0)
+    result["writer"] = len(events) / (time.perf_counter() - t0)
+    t0 = time.perf_counter()
+    tr.save(os.path.join(tmp, "chrome.json"))
+    result["chrome"] = (len(events), time.perf_counter() - t0,
+                        os.path.getsize(os.path.join(tmp, "chrome.json")))
+    del tr, events
+    t0 = time.perf_counter()
+    loaded = pfd.load_trace(path)
+    result["load"] = (len(loaded), time.perf_counter() - t0)
     return result
+
+
+def streamed_rss(n_events: int, tmp: str) -> dict:
+    """RSS while ``trace(path="x.jsonl")`` streams ``n_events`` events: growth above the
+    start (after one warm run), sampled every 50 runs; it should stay flat."""
+    sess, y, feed = _chain_session()
+    runs = max(1, n_events // 2002)
+    path = os.path.join(tmp, "stream.jsonl")
+    samples = []
+    t0 = time.perf_counter()
+    with pfd.trace(path) as tr:
+        sess.run(y, feed)
+        start = _rss_bytes()
+        for i in range(runs - 1):
+            sess.run(y, feed)
+            if i % 50 == 0:
+                samples.append(_rss_bytes() - start)
+    elapsed = time.perf_counter() - t0
+    samples.append(_rss_bytes() - start)
+    return {"events": tr.event_count, "rate": tr.event_count / elapsed,
+            "max_growth": max(samples), "end_growth": samples[-1],
+            "file": os.path.getsize(path)}
 
 
 def build_time(n: int, repeats: int) -> float:
@@ -161,7 +202,17 @@ def main(argv=None) -> None:
     ap.add_argument("--n", type=int, default=1000)
     ap.add_argument("--repeats", type=int, default=7)
     ap.add_argument("--events", type=int, default=1_000_000)
+    ap.add_argument("--stream-events", type=int, default=0,
+                    help="also stream this many events to JSONL and report RSS growth "
+                         "(10000000 takes about a minute and a half)")
     args = ap.parse_args(argv)
+    if args.stream_events:  # first: memory freed by later sections would hide growth
+        with tempfile.TemporaryDirectory() as tmp:
+            stream = streamed_rss(args.stream_events, tmp)
+        print(f"streaming {stream['events']:,} events to JSONL ({stream['rate']:,.0f} events/s, "
+              f"{stream['file'] / 2**30:.1f} GiB file): RSS growth max "
+              f"{stream['max_growth'] / 2**20:.1f} MiB, at the end "
+              f"{stream['end_growth'] / 2**20:.1f} MiB\n")
     rows = [measure("scalar float32", np.float32(1.0), args.n, args.repeats),
             measure("1000x1000 float32 (4 MB)", np.ones((1000, 1000), np.float32),
                     args.n, max(3, args.repeats // 2))]
@@ -189,6 +240,10 @@ def main(argv=None) -> None:
     n, rate, size = rates["jsonl"]
     print(f"recording {n:,} events to JSONL: {rate:,.0f} events/s, running the ops included "
           f"({size / 2**20:.0f} MiB file); the JSONL writer alone: {rates['writer']:,.0f} events/s")
+    n, secs, size = rates["chrome"]
+    print(f"Chrome JSON export of {n:,} events: {secs:.2f} s ({size / 2**20:.0f} MiB)")
+    n, secs = rates["load"]
+    print(f"load_trace of {n:,} events: {secs:.2f} s ({n / secs:,.0f} events/s)")
 
 
 if __name__ == "__main__":

@@ -32,6 +32,7 @@ from .serialize import import_graph_def
 from . import compat, contrib, debug, events, math, nn
 from .trace.recorder import trace
 from .trace.jsonl import load_trace
+from .trace.diff import diff_traces
 
 __version__ = "0.1.0"
 
@@ -47,5 +48,5 @@ __all__ = [
     "negative", "not_equal", "pow", "reduce_max", "reduce_mean", "reduce_sum", "sinh", "sqrt",
     "square", "subtract", "tanh", "truediv", "numpy_function", "py_func", "py_function",
     "gradients", "Session", "function", "import_graph_def", "compat", "contrib", "math", "nn",
-    "events", "trace", "load_trace", "debug",
+    "events", "trace", "load_trace", "diff_traces", "debug",
 ]

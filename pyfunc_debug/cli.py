@@ -85,9 +85,8 @@ def _cmd_trace(args) -> int:
     with recorder as tr:
         outcome = run_program(program)
     status = _finish(outcome)
-    runs = sum(1 for e in tr.events if type(e).__name__ == "RunStart")
-    print(f"pyfunc-debug trace: wrote {len(tr.events)} events ({tr.op_count} op runs in "
-          f"{runs} runs) to {out}", file=sys.stderr)
+    print(f"pyfunc-debug trace: wrote {tr.event_count} events ({tr.op_count} op runs in "
+          f"{tr.run_count} runs) to {out}", file=sys.stderr)
     return status
 
 
@@ -159,6 +158,14 @@ def _cmd_view(args) -> int:
     return tui.run_app(tui.view_app(args.trace))
 
 
+def _cmd_diff(args) -> int:
+    from .trace.diff import BadTrace, run_diff
+    try:
+        return run_diff(args.a, args.b, rtol=args.rtol, atol=args.atol)
+    except BadTrace as e:
+        raise UsageError(str(e)) from None
+
+
 def _version() -> str:
     from importlib.metadata import PackageNotFoundError, version
     try:
@@ -211,6 +218,17 @@ def build_parser() -> argparse.ArgumentParser:
     v = sub.add_parser("view", help="replay a recorded trace (.jsonl) in the debugger UI")
     v.add_argument("trace", help="a .jsonl trace from pyfunc-debug trace or pfd.trace()")
     v.set_defaults(func=_cmd_view)
+    df = sub.add_parser(
+        "diff", help="compare two .jsonl traces: the first op whose outputs differ",
+        description="Match runs by index and ops by name in execution order; print the first op "
+        "whose outputs differ (shape, dtype, NaN/Inf counts, min/max/mean beyond tolerance, "
+        "values when both captured), both sides' summaries and the upstream ops that agreed. "
+        "Exit status 0: no difference, 1: a difference, 2: bad input.")
+    df.add_argument("a", help="the first .jsonl trace")
+    df.add_argument("b", help="the second .jsonl trace")
+    df.add_argument("--rtol", type=float, default=1e-5, help="relative tolerance (1e-5)")
+    df.add_argument("--atol", type=float, default=1e-8, help="absolute tolerance (1e-8)")
+    df.set_defaults(func=_cmd_diff)
     return p
 
 

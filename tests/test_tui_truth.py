@@ -140,9 +140,12 @@ async def test_values_of_an_earlier_run_are_labelled_with_their_run():
         assert "from run" not in _caption(app)
         assert "100" in str(app.query_one("#insp-grid", DataTable).get_row_at(0))
         _select(app, "check")                    # failed in run 2: only run 1's values exist
-        await pilot.pause(0.1)
         assert app.model.rows["check"].status == "error"
-        assert "from run 1, not this run" in _caption(app)
+        await _until(pilot, lambda: "from run" in _caption(app),
+                     lambda: f"a 'from run' label (caption: {_caption(app)!r}, values: "
+                             f"{app.bridge.latest_values.get('check', (None,))[0]}, "
+                             f"run {app.model.run_id})")
+        assert f"from run {app.model.run_id - 1}, not this run" in _caption(app)  # run 1
 
 
 @pytest.mark.asyncio

@@ -19,8 +19,8 @@ from ..eager.execute import watching_eager
 from ..errors import CancelledError, OpError
 from ..runtime.executor import _PASS_THROUGH, _run_folds, annotate_error, run_steps
 from ..runtime.modified import inputs_after, report_modified
-from ..runtime.observed import (fold_items, main_items, run_end, run_start, run_steps_observed,
-                                step_info)
+from ..runtime.observed import (fold_items, main_items, report_interrupt, run_end, run_start,
+                                run_steps_observed, step_info)
 from ..trace.summary import summarize
 
 __all__ = ["run_debugged"]
@@ -137,9 +137,10 @@ def _attend(plan, i, vals, ctx, dbgs, observed, frees) -> None:
                 r = kernel(ctx, *args)
         else:
             r = kernel(*args)
-    except Exception as exc:
-        if isinstance(exc, (_PASS_THROUGH, CancelledError)):
-            _close(observed, run_id, tid, name, typ, src, t0, exc)
+    except BaseException as exc:
+        if isinstance(exc, (_PASS_THROUGH, CancelledError)) or not isinstance(exc, Exception):
+            if observed:  # close the op's OpStart; the interrupt goes on unchanged
+                report_interrupt(exc, run_id, name, typ, None, src, tid, t0)
             raise
         err = annotate_error(exc, op, ctx)
         err._pfd_inputs = args
@@ -148,9 +149,6 @@ def _attend(plan, i, vals, ctx, dbgs, observed, frees) -> None:
         if err is exc:
             raise
         raise err from exc
-    except BaseException as exc:  # KeyboardInterrupt, SystemExit: the op's slice still ends
-        _close(observed, run_id, tid, name, typ, src, t0, exc)
-        raise
     t1 = _now()
     results = (r,) if single else (tuple(r) if outs else ())
     if single:
@@ -171,7 +169,7 @@ def _attend(plan, i, vals, ctx, dbgs, observed, frees) -> None:
 
 
 def _close(observed, run_id, tid, name, typ, src, t0, exc) -> None:
-    """The op did not finish: end its slice with an ``OpError`` naming what stopped it."""
+    """The op failed: end its slice with an ``OpError`` naming the error."""
     if observed:
         t1 = _now()
         ev.emit(ev.OpError(ev.next_seq(), run_id, t1, tid, name, typ, None, type(exc).__name__,

@@ -79,18 +79,19 @@ def _observed_call(fn, op_def, name, values, watched):
     typ = op_def.name
     if hook is not None:
         hook.before(name, typ, values, parent, run_id)
+    t0 = now()  # one reading for OpStart and the slice's start
     if events:
-        ev.emit(ev.OpStart(ev.next_seq(), run_id, now(), tid, name, typ, parent))
+        ev.emit(ev.OpStart(ev.next_seq(), run_id, t0, tid, name, typ, parent))
     in_sums = tuple(summarize(v, cap) for v in values) if events and level else ()
-    t0 = now()
     try:
         out = fn(EagerContext(), *values) if op_def.needs_ctx else fn(*values)
-    except Exception as e:
+    except BaseException as e:
         t1 = now()
-        if events:
+        if events:  # also on KeyboardInterrupt & co: every OpStart gets closed
+            msg = str(e) if isinstance(e, Exception) else f"interrupted by {type(e).__name__}"
             ev.emit(ev.OpError(ev.next_seq(), run_id, t1, tid, name, typ, parent,
-                               type(e).__name__, str(e), "", t1 - t0))
-        if hook is not None:
+                               type(e).__name__, msg, "", t1 - t0))
+        if hook is not None and isinstance(e, Exception):
             hook.error(name, typ, values, e, parent, run_id)
         raise
     t1 = now()

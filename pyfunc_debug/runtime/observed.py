@@ -15,7 +15,8 @@ from ..trace.summary import summarize
 from .executor import _PASS_THROUGH, annotate_error
 from .modified import inputs_after, report_modified
 
-__all__ = ["step_info", "fold_items", "main_items", "run_steps_observed", "run_start", "run_end"]
+__all__ = ["step_info", "fold_items", "main_items", "run_steps_observed", "run_start", "run_end",
+           "report_interrupt"]
 
 _now = time.perf_counter_ns
 
@@ -46,16 +47,23 @@ def main_items(plan, indices, frees=True):
 
 
 def run_start(plan, ctx):
+    """Emit ``RunStart``; its ``t_ns`` is the run's start, the ``t0`` to pass to ``run_end``.
+
+    One clock reading serves both, and every op reads the clock after it, so
+    the run's slice encloses its ops (trace viewers drop slices that overlap).
+    """
     info = step_info(plan)
     dedup = tuple((op.name, first.name) for op, first in plan.aliases.items())
-    ev._bus.emit(ev.RunStart(ev.next_seq(), ctx.run_id, _now(), threading.get_ident(), ctx.kind,
+    t0 = _now()
+    ev._bus.emit(ev.RunStart(ev.next_seq(), ctx.run_id, t0, threading.get_ident(), ctx.kind,
                              ctx.name, tuple(i[0] for i in info),
                              tuple(op.name for op in plan.folded), dedup,
                              tuple(i[1] for i in info)))
-    return _now()
+    return t0
 
 
 def run_end(ctx, t0, error=None) -> None:
+    """Emit ``RunEnd`` at a reading taken after the last op's end: ``t_ns - duration_ns == t0``."""
     t1 = _now()
     ev._bus.emit(ev.RunEnd(ev.next_seq(), ctx.run_id, t1, threading.get_ident(), t1 - t0,
                            error is None, None if error is None else
@@ -104,9 +112,10 @@ def run_steps_observed(items, vals, ctx) -> None:
                     r = kernel(ctx, *args)
             else:
                 r = kernel(*args)
-        except _PASS_THROUGH:
-            raise
-        except Exception as exc:
+        except BaseException as exc:
+            if isinstance(exc, _PASS_THROUGH) or not isinstance(exc, Exception):
+                report_interrupt(exc, run_id, name, typ, None, src, tid, t0)
+                raise
             _report_error(exc, op, ctx, name, typ, src, tid, t0)
         t1 = _now()
         if level and op.op_def.extra.get("hands_out_arrays"):
@@ -137,6 +146,16 @@ def run_steps_observed(items, vals, ctx) -> None:
         if drop:
             for s in drop:
                 vals[s] = None
+
+
+def report_interrupt(exc, run_id, name, typ, parent, src, tid, t0) -> None:
+    """An op stopped by KeyboardInterrupt, SystemExit, a debugger quit or an abort:
+    close its ``OpStart`` with an ``OpError`` naming it (the exception goes on unchanged)."""
+    t1 = _now()
+    text = str(exc)
+    ev._bus.emit(ev.OpError(ev.next_seq(), run_id, t1, tid, name, typ, parent,
+                            type(exc).__name__, f"interrupted by {type(exc).__name__}"
+                            + (f": {text}" if text else ""), src, t1 - t0))
 
 
 def _report_error(exc, op, ctx, name, typ, src, tid, t0):

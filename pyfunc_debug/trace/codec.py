@@ -5,13 +5,23 @@ of a trace lists the fields of each type); a ``ValueSummary`` is a row of its
 fields, plus a value key when a captured value is stored beside the trace.
 Rows are what the fast C JSON encoder likes best. Decoding only builds the
 known event records from plain data: nothing in a file is executed.
+
+Rows are strict JSON (RFC 8259): a non-finite float in a numeric field (a
+summary's min/max/mean) is written as the string "nan", "inf" or "-inf".
+Decoding follows each field's declared kind (``FIELD_KINDS``): such a string
+in a numeric field reads back as a float, while a string field (a preview that
+reads "nan") stays a string; any other type, in any field, is an error.
 """
 from __future__ import annotations
 
+import math
+
 from ..events import EVENT_TYPES
 from .summary import ValueSummary
+from .values import valid_key
 
-__all__ = ["event_to_row", "event_from_row", "schema", "SUMMARY_FIELDS"]
+__all__ = ["event_to_row", "event_from_row", "schema", "strict_row", "SUMMARY_FIELDS",
+           "FIELD_KINDS"]
 
 SUMMARY_FIELDS = ValueSummary._fields[:-1]  # ``value`` is stored apart from the event
 _N_SUMMARY = len(SUMMARY_FIELDS)
@@ -49,33 +59,133 @@ def event_to_row(event, value_key=None) -> list:
     return row
 
 
-def _summary_from(row, values):
-    if len(row) not in (_N_SUMMARY, _N_SUMMARY + 1):
-        raise ValueError(f"a value summary has {len(row)} fields, expected {_N_SUMMARY}")
+def _nonfinite(v):
+    """A float JSON cannot hold, as its string; other values unchanged."""
+    if type(v) is float and not math.isfinite(v):
+        return "nan" if v != v else ("inf" if v > 0 else "-inf")
+    return v
+
+
+def strict_row(row) -> list:
+    """``row`` with non-finite floats in summaries spelled as strings (the rare slow path)."""
+    for pos in _SUMMARY_POS[row[0]]:
+        row[pos] = [[_nonfinite(v) for v in s] for s in row[pos]]
+    return row
+
+
+# -- decoding: every field checked against its kind ---------------------------------
+
+FIELD_KINDS = {
+    "seq": "int", "run_id": "int?", "t_ns": "int", "thread": "int", "duration_ns": "int",
+    "kind": "str", "name": "str", "op": "str", "op_type": "str", "source": "str",
+    "error_type": "str", "message": "str", "when": "str", "breakpoint": "str",
+    "category": "str", "hint": "str", "parent": "str?", "error": "str?", "ok": "bool",
+    "ops": "strs", "folded": "strs", "op_types": "strs", "producers": "strs",
+    "deduplicated": "pairs", "inputs": "sums", "outputs": "sums",
+}
+_NONE = type(None)
+_SIMPLE = {"int": (int,), "int?": (int, _NONE), "str": (str,), "str?": (str, _NONE),
+           "bool": (bool,)}
+_NUMBER = (int, float, _NONE)
+_NONFINITE = {"nan": math.nan, "inf": math.inf, "-inf": -math.inf}
+# per event type: (position, field, allowed types) and (position, field, kind) for the rest
+_CHECKS = {}
+for _name, _cls in EVENT_TYPES.items():
+    _missing = set(_cls._fields) - FIELD_KINDS.keys()
+    assert not _missing, f"codec: no kind declared for {_name} fields {_missing}"
+    _CHECKS[_name] = (
+        tuple((i, f, _SIMPLE[FIELD_KINDS[f]]) for i, f in enumerate(_cls._fields)
+              if FIELD_KINDS[f] in _SIMPLE),
+        tuple((i, f, FIELD_KINDS[f]) for i, f in enumerate(_cls._fields)
+              if FIELD_KINDS[f] not in _SIMPLE))
+
+
+def _type_name(v) -> str:
+    return "null" if v is None else type(v).__name__
+
+
+_ONLY_STR, _ONLY_INT = {str}, {int}
+
+
+def _strs(v, field):
+    # set(map(type, v)) runs in C: far cheaper than a generator over the items
+    if type(v) is not list or (v and set(map(type, v)) != _ONLY_STR):
+        raise ValueError(f"field {field!r} must be a list of strings, not {str(v)[:60]}")
+    return tuple(v)
+
+
+def _pairs(v, field):
+    if type(v) is not list or not all(type(p) is list and len(p) == 2 and type(p[0]) is str
+                                      and type(p[1]) is str for p in v):
+        raise ValueError(f"field {field!r} must be a list of [string, string] pairs")
+    return tuple(tuple(p) for p in v)
+
+
+def _number(v, field):
+    if type(v) in _NUMBER:
+        return v
+    if type(v) is str and v in _NONFINITE:
+        return _NONFINITE[v]
+    raise ValueError(f"summary field {field!r} must be a number, null, \"nan\", \"inf\" or "
+                     f"\"-inf\", not {_type_name(v)} {str(v)[:40]}")
+
+
+def _summary_from(row, values, field):
+    if type(row) is not list or len(row) not in (_N_SUMMARY, _N_SUMMARY + 1):
+        raise ValueError(f"field {field!r}: a value summary is a list of {_N_SUMMARY} "
+                         f"(or {_N_SUMMARY + 1}) fields, not {str(row)[:60]}")
+    shape, dtype, size, lo, hi, mean, nan, inf, preview, approx = row[:_N_SUMMARY]
+    if type(shape) is not list or (shape and set(map(type, shape)) != _ONLY_INT):
+        raise ValueError(f"field {field!r}: shape must be a list of integers, not {str(shape)[:40]}")
+    if not (type(dtype) is str and type(size) is int and type(nan) is int and type(inf) is int
+            and type(preview) is str and type(approx) is bool):
+        raise ValueError(f"field {field!r}: summary fields have the wrong types "
+                         f"(dtype, size, nan, inf, preview, approx = {dtype!r}, {size!r}, "
+                         f"{nan!r}, {inf!r}, {str(preview)[:20]!r}, {approx!r})")
     value = None
-    if len(row) > _N_SUMMARY and values is not None:
-        value = values.get(row[_N_SUMMARY])
-    return ValueSummary(tuple(row[0]), *row[1:_N_SUMMARY], value)
+    if len(row) > _N_SUMMARY:
+        key = row[_N_SUMMARY]
+        if not valid_key(key):
+            raise ValueError(f"field {field!r}: bad value key {str(key)[:40]!r}")
+        if values is not None:
+            value = values.get(key)
+    return ValueSummary(tuple(shape), dtype, size, _number(lo, "min"), _number(hi, "max"),
+                        _number(mean, "mean"), nan, inf, preview, approx, value)
 
 
-def _tuples(v):
-    return tuple(_tuples(x) for x in v) if isinstance(v, list) else v
+def _json_default(v):
+    return list(v) if isinstance(v, tuple) else v
 
 
 def event_from_row(row, values=None):
-    if not isinstance(row, list) or not row or row[0] not in EVENT_TYPES:
+    """The event a row encodes, every field type-checked (``ValueError`` naming the field).
+
+    ``values.get(key)`` supplies captured values referenced by summaries.
+    """
+    if type(row) is not list or not row or type(row[0]) is not str or row[0] not in EVENT_TYPES:
         raise ValueError(f"unknown event row {str(row)[:60]!r}")
     name = row[0]
     cls = EVENT_TYPES[name]
     fields = row[1:]
+    if len(fields) < len(cls._fields) and set(cls._fields[len(fields):]) <= \
+            cls._field_defaults.keys():   # written before trailing fields were added
+        fields = fields + [_json_default(cls._field_defaults[f])
+                           for f in cls._fields[len(fields):]]
     if len(fields) != len(cls._fields):
         raise ValueError(f"{name} row has {len(fields)} fields, expected {len(cls._fields)}")
-    summary_pos = _SUMMARY_POS[name]
-    out = []
-    for pos, v in enumerate(fields, start=1):
-        if pos in summary_pos:
-            v = tuple(_summary_from(s, values) for s in v)
-        elif isinstance(v, list):
-            v = _tuples(v)
-        out.append(v)
-    return cls(*out)
+    simple, other = _CHECKS[name]
+    for i, field, types in simple:
+        if type(fields[i]) not in types:
+            raise ValueError(f"{name} field {field!r} is {_type_name(fields[i])} "
+                             f"{str(fields[i])[:40]}, expected {'/'.join(t.__name__ for t in types)}")
+    for i, field, kind in other:
+        v = fields[i]
+        if kind == "sums":
+            if type(v) is not list:
+                raise ValueError(f"{name} field {field!r} must be a list of value summaries")
+            fields[i] = tuple([_summary_from(s, values, field) for s in v])
+        elif kind == "strs":
+            fields[i] = _strs(v, field)
+        else:
+            fields[i] = _pairs(v, field)
+    return cls(*fields)

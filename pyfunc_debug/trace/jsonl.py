@@ -1,12 +1,20 @@
 """The JSONL trace format: a versioned header line, then one event per line.
 
-Each event line is a JSON array ``[type, field, ...]`` (see ``codec``); the
-header names the fields of every row type.
+Each event line is a strict-JSON array ``[type, field, ...]`` (see ``codec``);
+the header names the fields of every row type.
 
 Written as the run goes and flushed at least every ``FLUSH_NS`` and at the end
-of every run, so a process killed mid-run leaves a loadable prefix. Captured
-values (capture="full") are ``.npy`` files in ``<path>.values/`` beside it.
-Loading never executes anything from the file (no pickle, no eval).
+of every run, so a process killed mid-run leaves a loadable prefix: the header
+reaches the final name complete (written under a temporary name, then renamed),
+a captured value's file is complete before the line naming it is written, and
+a torn last line is skipped with a warning. Captured values (capture="full")
+are ``.npy`` files in ``<path>.values/`` (see ``values``).
+
+Loading never executes anything from the file (no pickle, no eval) and checks
+every row: a line that is not JSON, an unknown row type, a field of the wrong
+type or absurd nesting raises one ``TraceFormatError`` (a ``ValueError``) naming
+the file and line; an unreadable value loads as ``None`` with one warning
+naming its file.
 """
 from __future__ import annotations
 
@@ -15,16 +23,18 @@ import os
 import time
 import warnings
 
-import numpy as np
-
 from ..events import RunEnd
-from .codec import event_from_row, event_to_row, schema
+from .bulk import paused_gc
+from .codec import event_from_row, event_to_row, schema, strict_row
+from .values import BadValue, read_value, values_dir, write_value
 
-__all__ = ["JsonlWriter", "load_trace", "TraceFormatError", "LoadedTrace", "FORMAT", "VERSION"]
+__all__ = ["JsonlWriter", "load_trace", "TraceFormatError", "LoadedTrace", "FORMAT", "VERSION",
+           "values_dir"]
 
 FORMAT = "pyfunc-debug-trace"
 VERSION = 1
 FLUSH_NS = 50_000_000
+BATCH = 2048  # lines parsed per json.loads call when loading
 
 
 class TraceFormatError(ValueError):
@@ -40,37 +50,46 @@ class LoadedTrace(list):
         self.values = values
 
 
-def values_dir(path) -> str:
-    return f"{path}.values"
-
-
 class JsonlWriter:
     """Appends events to ``path`` as they come."""
 
     def __init__(self, path, capture: str):
         self.path = os.fspath(path)
-        self._f = open(self.path, "w", encoding="utf-8")
         header = {"format": FORMAT, "version": VERSION, "pid": os.getpid(),
                   "created": time.time(), "capture": capture, "rows": schema()}
-        self._f.write(json.dumps(header) + "\n")
-        self._f.flush()
+        # the file appears under its name only once its header is complete
+        tmp = os.path.join(os.path.dirname(self.path) or ".",
+                           f".{os.path.basename(self.path)}.{os.getpid()}.tmp")
+        self._f = open(tmp, "w", encoding="utf-8")
+        try:
+            self._f.write(json.dumps(header) + "\n")
+            self._f.flush()
+            os.replace(tmp, self.path)
+        except BaseException:
+            self._f.close()
+            os.unlink(tmp)
+            raise
         self._last_flush = time.perf_counter_ns()
-        self._dumps = json.JSONEncoder(separators=(",", ":"), allow_nan=True).encode
+        self._dumps = json.JSONEncoder(separators=(",", ":"), allow_nan=False).encode
         self._values_dir = None
+        self.count = 0
 
     def _value_key(self, event, field, i):
         key = f"{event.seq}-{'in' if field == 'inputs' else 'out'}{i}"
         if self._values_dir is None:
             self._values_dir = values_dir(self.path)
             os.makedirs(self._values_dir, exist_ok=True)
-        arr = np.asarray(getattr(event, field)[i].value)
-        if arr.dtype.kind == "O":
-            arr = arr.astype(bytes)  # object arrays would need pickle
-        np.save(os.path.join(self._values_dir, key + ".npy"), arr, allow_pickle=False)
+        write_value(self._values_dir, key, getattr(event, field)[i].value)
         return key
 
     def write(self, event) -> None:
-        self._f.write(self._dumps(event_to_row(event, self._value_key)) + "\n")
+        row = event_to_row(event, self._value_key)
+        try:
+            line = self._dumps(row)
+        except ValueError:  # a NaN or Inf: spelled as a string (strict JSON)
+            line = self._dumps(strict_row(row))
+        self._f.write(line + "\n")
+        self.count += 1
         now = time.perf_counter_ns()
         if type(event) is RunEnd or now - self._last_flush > FLUSH_NS:
             self._f.flush()
@@ -81,17 +100,99 @@ class JsonlWriter:
             self._f.close()
 
 
-def _load_values(path) -> dict:
-    folder = values_dir(path)
-    values = {}
-    if os.path.isdir(folder):
-        for name in os.listdir(folder):
-            if name.endswith(".npy"):
-                arr = np.load(os.path.join(folder, name), allow_pickle=False)
-                if arr.dtype.kind == "S":
-                    arr = arr.astype(object)
-                values[name[:-4]] = arr[()] if arr.ndim == 0 else arr
-    return values
+class _Values:
+    """Captured values, each read the first time an event refers to it."""
+
+    def __init__(self, path):
+        self.path = path
+        self.folder = values_dir(path)
+        self.loaded: dict = {}
+        self.failed: set = set()
+
+    def get(self, key):
+        if key in self.loaded:
+            return self.loaded[key]
+        if key in self.failed:
+            return None
+        try:
+            value = self.loaded[key] = read_value(self.folder, key)
+            return value
+        except (BadValue, OSError) as e:
+            self.failed.add(key)
+            warnings.warn(f"{os.path.join(self.folder, key + '.npy')}: captured value not "
+                          f"loaded ({e}); it reads as None", RuntimeWarning, stacklevel=4)
+            return None
+
+
+def _header(path, first: bytes) -> dict:
+    if not first.strip():
+        raise TraceFormatError(f"{path}:1: empty file, expected a {FORMAT} header line")
+    try:
+        header = json.loads(first)
+    except (ValueError, RecursionError) as e:
+        raise TraceFormatError(f"{path}:1: malformed header line: {e}") from None
+    if not isinstance(header, dict) or header.get("format") != FORMAT:
+        raise TraceFormatError(f"{path}:1: not a {FORMAT} file (header {first[:80]!r})")
+    version = header.get("version")
+    if type(version) is not int or not 1 <= version <= VERSION:
+        newer = type(version) is int and version > VERSION
+        raise TraceFormatError(f"{path}:1: unknown trace format version {version!r}" +
+                               (f" (newer than this reader, version {VERSION})" if newer else
+                                f" (this reader knows versions 1 to {VERSION})"))
+    rows = header.get("rows")
+    if rows is not None and rows != schema():
+        raise TraceFormatError(f"{path}:1: the header's row fields differ from version "
+                               f"{version}'s (was the file edited?)")
+    return header
+
+
+def _decode(path, lines, complete, values) -> list:
+    """Events of ``lines`` (line 2 on): ``BATCH`` lines per C-level ``json.loads`` call,
+    and a batch holding a bad line again line by line, so the error names that line."""
+    events = []
+    last = len(lines)
+    for first in range(1, last, BATCH):
+        chunk = lines[first:first + BATCH]
+        mark = len(events)
+        if _decode_batch(chunk, values, events.append):
+            continue
+        del events[mark:]
+        if _decode_lines(path, chunk, first + 1, last, complete, values, events.append):
+            break
+    return events
+
+
+def _decode_batch(chunk, values, append) -> bool:
+    try:
+        rows = json.loads(b"[" + b",".join(chunk) + b"]")
+    except (ValueError, RecursionError):
+        return False
+    if len(rows) != len(chunk):  # a blank line, or one holding more than one value
+        return False
+    try:
+        for row in rows:
+            append(event_from_row(row, values))
+    except (ValueError, TypeError):
+        return False
+    return True
+
+
+def _decode_lines(path, chunk, lineno, last, complete, values, append) -> bool:
+    """Decode one line at a time; True when a truncated last line ended the trace."""
+    for lineno, raw in enumerate(chunk, start=lineno):
+        try:
+            append(event_from_row(json.loads(raw), values))
+        except (ValueError, TypeError, RecursionError) as e:
+            if not raw.strip():
+                continue
+            if lineno == last and not complete:
+                warnings.warn(f"{path}:{lineno}: skipped a truncated last line (the recording "
+                              "process probably stopped mid-write)", RuntimeWarning, stacklevel=4)
+                return True
+            if isinstance(e, RecursionError):
+                e = "nested too deeply"
+            raise TraceFormatError(f"{path}:{lineno}: malformed trace line: {e}") from None
+    return False
 
 
 def load_trace(path) -> LoadedTrace:
@@ -103,28 +204,8 @@ def load_trace(path) -> LoadedTrace:
     complete = data.endswith(b"\n")
     if complete:
         lines.pop()
-    if not lines or not lines[0].strip():
-        raise TraceFormatError(f"{path}:1: empty file, expected a {FORMAT} header line")
-    try:
-        header = json.loads(lines[0])
-    except ValueError as e:
-        raise TraceFormatError(f"{path}:1: malformed header line: {e}") from None
-    if not isinstance(header, dict) or header.get("format") != FORMAT:
-        raise TraceFormatError(f"{path}:1: not a {FORMAT} file (header {lines[0][:80]!r})")
-    if header.get("version", 0) > VERSION:
-        raise TraceFormatError(f"{path}:1: trace version {header.get('version')} is newer than "
-                               f"this reader (version {VERSION})")
-    values = _load_values(path)
-    events = []
-    for lineno, raw in enumerate(lines[1:], start=2):
-        if not raw.strip():
-            continue
-        try:
-            events.append(event_from_row(json.loads(raw), values))
-        except (ValueError, TypeError) as e:
-            if lineno == len(lines) and not complete:
-                warnings.warn(f"{path}:{lineno}: skipped a truncated last line (the recording "
-                              "process probably stopped mid-write)", RuntimeWarning, stacklevel=2)
-                break
-            raise TraceFormatError(f"{path}:{lineno}: malformed trace line: {e}") from None
-    return LoadedTrace(events, header, values)
+    header = _header(path, lines[0] if lines else b"")
+    values = _Values(path)
+    with paused_gc():
+        events = _decode(path, lines, complete, values)
+    return LoadedTrace(events, header, values.loaded)

@@ -1,6 +1,7 @@
 """``pfd.trace()``: record every event in a block; write Chrome JSON or JSONL."""
 from __future__ import annotations
 
+import collections
 import os
 import threading
 
@@ -8,14 +9,21 @@ from .. import events as ev
 from .chrome import write_chrome
 from .jsonl import JsonlWriter
 
-__all__ = ["trace", "Trace"]
+__all__ = ["trace", "Trace", "RECENT_EVENTS"]
+
+RECENT_EVENTS = 10_000  # what ``tr.events`` keeps of a streamed (.jsonl) trace
 
 
 class Trace:
     """A recording: ``.events`` (in order), ``.thread_names``; ``save(path)``.
 
-    ``path`` ending in ``.json`` is written as Chrome trace on exit; ``.jsonl``
-    is streamed while the block runs (captured values in ``<path>.values/``).
+    ``path`` ending in ``.json`` (or no path) keeps every event in ``.events``
+    and writes a Chrome trace on exit. ``.jsonl`` is streamed while the block
+    runs, in bounded memory: the file holds every event (captured values in
+    ``<path>.values/``), while ``.events`` is only a window of the most recent
+    ``RECENT_EVENTS`` (a ``deque``), and with capture="full" the window's
+    events carry no values (they are in the files; ``load_trace`` reads them
+    back). ``event_count``, ``op_count`` and ``run_count`` count everything.
     """
 
     def __init__(self, path=None, capture: str = "summary", capture_bytes: int = 1 << 20):
@@ -31,7 +39,9 @@ class Trace:
         self.thread_names: dict[int, str] = {}
         self._sub = None
         self._writer = None
-        self._lock = threading.Lock()  # keeps the list and the file in one order
+        self._strip_values = False
+        self._lock = threading.Lock()  # keeps the window and the file in one order
+        self._counts = collections.Counter()  # event type -> how many (streamed traces)
 
     def _on_event(self, event) -> None:
         if event.thread not in self.thread_names:
@@ -40,12 +50,17 @@ class Trace:
             self.events.append(event)  # list.append is atomic: no lock on the hot path
             return
         with self._lock:
-            self.events.append(event)
             self._writer.write(event)
+            self._counts[type(event)] += 1
+            if self._strip_values and type(event) is ev.OpEnd:
+                event = _without_values(event)
+            self.events.append(event)
 
     def __enter__(self) -> "Trace":
         if self.path is not None and self.path.endswith(".jsonl"):
             self._writer = JsonlWriter(self.path, self.capture)
+            self.events = collections.deque(maxlen=RECENT_EVENTS)
+            self._strip_values = self.capture == "full"
         self._sub = ev.subscribe(self._on_event, self.capture, self.capture_bytes)
         return self
 
@@ -57,12 +72,27 @@ class Trace:
             self.save(self.path)
         return False
 
+    def _count(self, cls) -> int:
+        if self._writer is not None:
+            return self._counts[cls]
+        return sum(1 for e in self.events if type(e) is cls)
+
+    @property
+    def event_count(self) -> int:
+        """Events recorded (streamed ones included, not only the window)."""
+        return self._writer.count if self._writer is not None else len(self.events)
+
     @property
     def op_count(self) -> int:
-        return sum(1 for e in self.events if type(e) is ev.OpEnd)
+        """Op executions that completed."""
+        return self._count(ev.OpEnd)
+
+    @property
+    def run_count(self) -> int:
+        return self._count(ev.RunStart)
 
     def save(self, path) -> None:
-        """Write the recorded events to ``path`` (.json or .jsonl)."""
+        """Write ``.events`` to ``path`` (.json or .jsonl); of a streamed trace, only its window."""
         path = os.fspath(path)
         if path.endswith(".jsonl"):
             writer = JsonlWriter(path, self.capture)
@@ -73,6 +103,13 @@ class Trace:
             write_chrome(path, self.events, thread_names=self.thread_names)
         else:
             raise ValueError(f"trace path {path!r} must end in .json or .jsonl")
+
+
+def _without_values(event):
+    if not any(s.value is not None for s in event.inputs + event.outputs):
+        return event
+    return event._replace(inputs=tuple(s._replace(value=None) for s in event.inputs),
+                          outputs=tuple(s._replace(value=None) for s in event.outputs))
 
 
 def trace(path=None, capture: str = "summary", capture_bytes: int = 1 << 20) -> Trace:

@@ -1,0 +1,322 @@
+"""Comparing two recorded runs: the first op whose outputs diverge (SPEC §9).
+
+Runs are matched by their index in each trace, ops inside a run by name in
+execution order (an eager op inside a ``py_function`` by its parent, its name
+and how many ops of that name ran before it there). Outputs are compared by
+their summaries — shape, dtype, NaN/Inf counts, min/max/mean within
+``numpy.isclose`` tolerances — and by value when both traces captured it.
+Ops complete after every op they read from, so the first mismatch in execution
+order is where the runs part, not somewhere downstream of it.
+"""
+from __future__ import annotations
+
+import math
+import os
+import sys
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from ..events import OpEnd, OpError, OpStart, RunStart
+from .summary import ValueSummary
+
+__all__ = ["diff_traces", "Divergence", "run_diff", "BadTrace"]
+
+_NUMERIC = ("min", "max", "mean")
+
+
+class BadTrace(ValueError):
+    """An input ``diff`` cannot compare; the message names the file."""
+
+
+@dataclass(frozen=True)
+class Divergence:
+    """Where two traces part: run index, op, both sides' summaries, the ops that agreed."""
+
+    run: int                         # index of the run in each trace (0 = the first)
+    op: str | None                   # None when one trace has more runs
+    a: ValueSummary | None           # the differing output's summary in A (None: no output)
+    b: ValueSummary | None
+    agreed: tuple = ()               # ops upstream of ``op`` whose outputs agreed
+    reason: str = ""
+    output: int | None = None        # which output of the op differs
+    parent: str | None = None        # the py_function an eager op ran in
+    op_type: str = ""
+    labels: tuple = ("A", "B")
+    events: tuple = field(default=(None, None), repr=False)  # the two OpEnd/OpError events
+
+    def report(self) -> str:
+        """Both sides side by side, then the agreeing upstream ops (what the CLI prints)."""
+        where = f"run {self.run}" + (f", op {self.op!r}" if self.op else "")
+        if self.parent:
+            where += f" (eager op inside {self.parent!r})"
+        elif self.op_type:
+            where += f" ({self.op_type})"
+        if self.output is not None:
+            where += f", output {self.output}"
+        lines = [f"A: {self.labels[0]}", f"B: {self.labels[1]}",
+                 f"first difference at {where}: {self.reason}"]
+        lines += _side_by_side(self.a, self.b, self.events, self.labels)
+        if self.op is not None:
+            names = ", ".join(self.agreed) if self.agreed else "(none)"
+            lines.append(f"upstream ops that agreed ({len(self.agreed)}): {names}")
+        return "\n".join(lines)
+
+    __str__ = report
+
+
+# -- reading the two sides ----------------------------------------------------------
+
+
+class _Run:
+    __slots__ = ("run_id", "label", "order", "results", "producers", "parents")
+
+    def __init__(self, run_id):
+        self.run_id = run_id
+        self.label = f"run {run_id}"
+        self.order: list = []           # op keys in completion order
+        self.results: dict = {}         # key -> OpEnd | OpError
+        self.producers: dict = {}       # graph op name -> names of the ops it reads
+        self.parents: dict = {}         # key -> parent key (eager ops)
+
+
+def _runs(events) -> list:
+    runs: dict = {}
+    counts: dict = {}
+    for e in events:
+        cls = type(e)
+        if cls not in (RunStart, OpStart, OpEnd, OpError) or e.run_id is None:
+            continue
+        run = runs.get(e.run_id)
+        if run is None:
+            run = runs[e.run_id] = _Run(e.run_id)
+        if cls is RunStart:
+            run.label = f"{e.kind} run {e.run_id}" + (f" {e.name}" if e.name else "")
+        elif cls is OpStart:
+            if not e.parent:
+                run.producers[e.op] = e.producers
+        else:
+            n = counts.get((e.run_id, e.parent, e.op), 0)
+            counts[(e.run_id, e.parent, e.op)] = n + 1
+            key = (e.parent, e.op, n)
+            run.order.append(key)
+            run.results[key] = e
+    return list(runs.values())
+
+
+def _events(x, which: str):
+    if isinstance(x, (str, os.PathLike)):
+        from .jsonl import load_trace
+        path = os.fspath(x)
+        if path.endswith(".json"):
+            raise BadTrace(f"{path} is a Chrome trace (for Perfetto); diff compares .jsonl traces "
+                           "(pyfunc-debug trace SCRIPT -o run.jsonl)")
+        try:
+            return load_trace(path)
+        except OSError as e:
+            raise BadTrace(f"{path}: {e.strerror or e}") from None
+        except ValueError as e:
+            raise BadTrace(str(e)) from None
+    try:
+        return list(x)
+    except TypeError:
+        raise BadTrace(f"trace {which} must be a path or a list of events, "
+                       f"not {type(x).__name__}") from None
+
+
+# -- comparing -------------------------------------------------------------------------
+
+
+def _close(x, y, rtol, atol) -> bool:
+    if x is None or y is None:
+        return x is y
+    if math.isnan(x) or math.isnan(y):
+        return math.isnan(x) and math.isnan(y)
+    return bool(np.isclose(x, y, rtol=rtol, atol=atol))
+
+
+def _values_differ(va, vb, rtol, atol) -> str | None:
+    xa, xb = np.asarray(va), np.asarray(vb)
+    if xa.shape != xb.shape:
+        return f"captured values have shapes {xa.shape} vs {xb.shape}"
+    if xa.dtype.kind in "biufc" and xb.dtype.kind in "biufc":
+        close = np.isclose(xa, xb, rtol=rtol, atol=atol, equal_nan=True)
+        if not close.all():
+            i = np.unravel_index(int(np.argmin(close)), close.shape) if close.ndim else ()
+            return (f"captured values differ at {len(close.ravel()) - int(close.sum())} "
+                    f"element(s), first at index {tuple(int(k) for k in i)}: "
+                    f"{xa[i].tolist()!r} vs {xb[i].tolist()!r}")
+        return None
+    if not np.array_equal(xa, xb):
+        return "captured values differ"
+    return None
+
+
+def compare_summaries(sa: ValueSummary, sb: ValueSummary, rtol: float, atol: float):
+    """Why two output summaries differ, or None when they agree within tolerance."""
+    if tuple(sa.shape) != tuple(sb.shape):
+        return f"shape {tuple(sa.shape)} vs {tuple(sb.shape)}"
+    if sa.dtype != sb.dtype:
+        return f"dtype {sa.dtype} vs {sb.dtype}"
+    if sa.nan != sb.nan:
+        return f"NaN count {sa.nan} vs {sb.nan}"
+    if sa.inf != sb.inf:
+        return f"Inf count {sa.inf} vs {sb.inf}"
+    for name in _NUMERIC:
+        x, y = getattr(sa, name), getattr(sb, name)
+        if not _close(x, y, rtol, atol):
+            return f"{name} {x!r} vs {y!r} (beyond rtol={rtol:g}, atol={atol:g})"
+    if sa.min is None and sb.min is None and sa.preview != sb.preview:
+        return f"values {sa.preview} vs {sb.preview}"  # strings: no statistics to compare
+    if sa.value is not None and sb.value is not None:
+        return _values_differ(sa.value, sb.value, rtol, atol)
+    return None
+
+
+def _first_output(e):
+    return e.outputs[0] if type(e) is OpEnd and e.outputs else None
+
+
+def _gist(message: str) -> str:
+    """The last informative line of an error message (not the ``[[{{node ...}}]]`` tag)."""
+    lines = [ln.strip() for ln in message.splitlines()
+             if ln.strip() and not ln.strip().startswith("[[")]
+    return lines[-1][:200] if lines else ""
+
+
+def _compare_ops(ea, eb, rtol, atol):
+    """(reason, output index, summary A, summary B), or None when the two agree."""
+    if type(ea) is OpError or type(eb) is OpError:
+        if type(ea) is OpError and type(eb) is OpError:
+            if ea.error_type == eb.error_type:
+                return None
+            return f"failed with {ea.error_type} vs {eb.error_type}", None, None, None
+        which, err = ("A", ea) if type(ea) is OpError else ("B", eb)
+        return (f"failed in {which} only ({err.error_type}: {_gist(err.message)})", None,
+                _first_output(ea), _first_output(eb))
+    if len(ea.outputs) != len(eb.outputs):
+        return f"{len(ea.outputs)} vs {len(eb.outputs)} outputs", None, None, None
+    for i, (sa, sb) in enumerate(zip(ea.outputs, eb.outputs)):
+        why = compare_summaries(sa, sb, rtol, atol)
+        if why is not None:
+            return why, i, sa, sb
+    return None
+
+
+def _upstream(run: _Run, key, upto: int) -> tuple:
+    """Names of the ops that ``key`` depends on and that completed before it, in order."""
+    parent, op, _ = key
+    graph_op = parent or op
+    seen, todo = set(), [graph_op]
+    while todo:
+        for p in run.producers.get(todo.pop(), ()):
+            if p not in seen:
+                seen.add(p)
+                todo.append(p)
+    out = []
+    for k in run.order[:upto]:
+        kp, kop, _ = k
+        if kp is None and kop in seen:
+            out.append(kop)
+        elif parent is not None and kp == parent:
+            out.append(f"{kop} (in {kp})")  # an earlier eager op of the same py_function
+    return tuple(out)
+
+
+def _first_in_run(i, ra: _Run, rb: _Run, rtol, atol, labels):
+    for n, key in enumerate(ra.order):
+        ea = ra.results[key]
+        eb = rb.results.get(key)
+        if eb is None:
+            found = ("ran in A but not in B", None, _first_output(ea), None)
+        else:
+            found = _compare_ops(ea, eb, rtol, atol)
+        if found is not None:
+            why, out, sa, sb = found
+            return Divergence(i, key[1], sa, sb, _upstream(ra, key, n), why, out, key[0],
+                              ea.op_type, labels, (ea, eb))
+    for n, key in enumerate(rb.order):
+        if key not in ra.results:
+            eb = rb.results[key]
+            return Divergence(i, key[1], None, _first_output(eb), _upstream(rb, key, n),
+                              "ran in B but not in A", None, key[0],
+                              eb.op_type, labels, (None, eb))
+    return None
+
+
+def _check_tolerance(name, v) -> float:
+    if isinstance(v, bool) or not isinstance(v, (int, float)) or not math.isfinite(v) or v < 0:
+        raise BadTrace(f"{name} must be a finite number >= 0, not {v!r}")
+    return float(v)
+
+
+def diff_traces(a, b, rtol: float = 1e-5, atol: float = 1e-8, labels=None):
+    """The first op whose outputs differ between traces ``a`` and ``b``, or None.
+
+    ``a`` and ``b`` are ``.jsonl`` paths or lists of events. Returns a
+    ``Divergence`` (``.run``, ``.op``, ``.a``, ``.b``, ``.agreed``; ``str()`` of
+    it is the report) or ``None`` when every run and op agrees.
+    """
+    rtol, atol = _check_tolerance("rtol", rtol), _check_tolerance("atol", atol)
+    if labels is None:
+        labels = tuple(os.fspath(x) if isinstance(x, (str, os.PathLike)) else "(a list of events)"
+                       for x in (a, b))
+    runs_a, runs_b = _runs(_events(a, "a")), _runs(_events(b, "b"))
+    for i, (ra, rb) in enumerate(zip(runs_a, runs_b)):
+        found = _first_in_run(i, ra, rb, rtol, atol, labels)
+        if found is not None:
+            return found
+    if len(runs_a) != len(runs_b):
+        i = min(len(runs_a), len(runs_b))
+        return Divergence(i, None, None, None, (),
+                          f"A has {len(runs_a)} runs, B has {len(runs_b)}",
+                          labels=labels)
+    return None
+
+
+# -- the report ------------------------------------------------------------------------
+
+_ROWS = ("shape", "dtype", "min", "max", "mean", "nan", "inf", "preview")
+
+
+def _cell(s: ValueSummary | None, name: str, event) -> str:
+    if s is None:
+        if name == "shape":
+            if event is None:
+                return "(did not run)"
+            if type(event) is OpError:
+                return f"(failed: {event.error_type})"
+            return "(no output)"
+        return ""
+    v = getattr(s, name)
+    if name == "shape":
+        return "(" + ", ".join(str(d) for d in v) + ("," if len(v) == 1 else "") + ")"
+    if isinstance(v, float):
+        return f"{v:.8g}"
+    return str(v)
+
+
+def _side_by_side(sa, sb, events, labels) -> list:
+    if sa is None and sb is None and events == (None, None):
+        return []
+    width = max(24, min(48, max(len(_cell(sa, n, events[0])) for n in _ROWS) + 2))
+    out = [f"  {'':8}{'A':<{width}}B"]
+    for name in _ROWS:
+        ca, cb = _cell(sa, name, events[0]), _cell(sb, name, events[1])
+        mark = " " if ca == cb else "*"
+        out.append(f"{mark} {name:8}{ca[:width - 2]:<{width}}{cb[:60]}")
+    return out
+
+
+def run_diff(a, b, rtol: float = 1e-5, atol: float = 1e-8, out=None) -> int:
+    """``pyfunc-debug diff``: print the report; 0 when nothing differs, 1 when something does.
+
+    Raises ``BadTrace`` (exit status 2 for the CLI) on input it cannot compare.
+    """
+    out = out or sys.stdout
+    d = diff_traces(a, b, rtol=rtol, atol=atol)
+    if d is None:
+        print(f"no difference between {a} and {b} (rtol={rtol:g}, atol={atol:g})", file=out)
+        return 0
+    print(d.report(), file=out)
+    return 1

@@ -1,0 +1,168 @@
+"""JSONL traces are strict JSON, decoded by field type, validated row by row, streamed in bounded memory."""
+from __future__ import annotations
+
+import json
+import math
+import pathlib
+
+import numpy as np
+import pytest
+
+import pyfunc_debug as tf
+from pyfunc_debug import events as ev
+from pyfunc_debug.trace.jsonl import JsonlWriter, TraceFormatError
+from pyfunc_debug.trace import recorder
+from pyfunc_debug.trace.summary import ValueSummary
+
+from perfetto_rules import strict_loads
+
+
+def _nan_inf_graph():
+    x = tf.compat.v1.placeholder(tf.float32, shape=[None], name="x")
+    nan = tf.numpy_function(lambda v: np.full_like(v, np.nan), [x], tf.float32, name="all_nan")
+    def div0(v):
+        with np.errstate(divide="ignore", invalid="ignore"):
+            return v / np.float32(0)
+    inf = tf.numpy_function(div0, [x], tf.float32, name="div0")
+    word = tf.numpy_function(lambda v: np.array(b"nan", dtype=object), [x], tf.string, name="word")
+    return x, [nan, inf, word]
+
+
+def _write_rows(path, *rows):
+    """A trace written by the real writer, then extra raw lines appended."""
+    JsonlWriter(path, "summary").close()
+    with open(path, "a", encoding="utf-8") as f:
+        for row in rows:
+            f.write((row if isinstance(row, str) else json.dumps(row)) + "\n")
+
+
+def _op_end(seq=2, **summary):
+    s = dict(shape=[3], dtype="float32", size=3, min=1.0, max=2.0, mean=1.5, nan=0, inf=0,
+             preview="[1, 2, 2]", approx=False) | summary
+    return ["OpEnd", seq, 1, 100, 7, "op", "PyFunc", None, 5, [], [list(s.values())]]
+
+
+def test_every_line_is_strict_json_and_nonfinite_reads_back(tmp_path):
+    path = tmp_path / "nan.jsonl"
+    g = tf.Graph()
+    with g.as_default():
+        x, outs = _nan_inf_graph()
+    with tf.trace(path) as tr, tf.Session(graph=g) as sess:
+        sess.run(outs, {x: [1.0, -1.0, 0.0]})
+    lines = path.read_text().splitlines()
+    for line in lines:
+        strict_loads(line)  # raises on NaN / Infinity tokens
+    assert any('"nan"' in line for line in lines)
+    loaded = tf.load_trace(path)
+    ends = {e.op: e for e in loaded if type(e) is ev.OpEnd}
+    s = ends["all_nan"].outputs[0]
+    assert isinstance(s.min, float) and math.isnan(s.min) and math.isnan(s.mean) and s.nan == 3
+    assert ends["div0"].outputs[0].inf == 2 and ends["div0"].outputs[0].nan == 1
+    assert ends["word"].outputs[0].preview == "b'nan'"
+    mine = {e.op: e for e in tr.events if type(e) is ev.OpEnd}
+    assert mine["div0"].outputs[0]._replace(value=None, min=0, max=0, mean=0) == \
+        ends["div0"].outputs[0]._replace(min=0, max=0, mean=0)
+
+
+def test_writer_spells_inf_and_keeps_string_fields_strings(tmp_path):
+    path = tmp_path / "w.jsonl"
+    w = JsonlWriter(path, "summary")
+    s = ValueSummary((2,), "float64", 2, -math.inf, math.inf, math.nan, 1, 2, "nan", False)
+    w.write(ev.OpEnd(5, 1, 10, 1, "nan", "PyFunc", "inf", 3, (s,), (s,)))
+    w.close()
+    line = path.read_text().splitlines()[1]
+    strict_loads(line)
+    assert '"-inf","inf","nan"' in line
+    e = tf.load_trace(path)[0]
+    got = e.outputs[0]
+    assert (got.min, got.max) == (-math.inf, math.inf) and math.isnan(got.mean)
+    assert got.preview == "nan" and e.op == "nan" and e.parent == "inf"  # strings stay strings
+
+
+def test_bare_nan_from_older_writers_still_loads(tmp_path):
+    path = tmp_path / "old.jsonl"
+    _write_rows(path, '["OpEnd",2,1,100,7,"op","PyFunc",null,5,[],'
+                      '[[[3],"float32",3,NaN,NaN,NaN,3,0,"[nan]",false]]]')
+    assert math.isnan(tf.load_trace(path)[0].outputs[0].min)
+
+
+@pytest.mark.parametrize("row, what", [
+    (["OpStart", "one", 1, 100, 7, "op", "PyFunc", None, "", []], "'seq' is str"),
+    (["OpStart", 1, 1, 100, 7, "op", "PyFunc", None, "", [["a"]]], "'producers'"),
+    (["OpStart", True, 1, 100, 7, "op", "PyFunc", None, "", []], "'seq' is bool"),
+    (["RunEnd", 2, 1, 100, 7, 5, "yes", None, "", "", None], "'ok' is str"),
+    (_op_end(min="banana"), "'min'"),
+    (_op_end(preview=3), "wrong types"),
+    (_op_end(shape=[[3]]), "shape"),
+    (_op_end()[:-1] + [[_op_end()[-1][0] + ["../../etc/passwd"]]], "bad value key"),
+    (["Nope", 1], "unknown event row"),
+    ({"a": 1}, "unknown event row"),
+    (["OpStart", 1, 1], "fields, expected"),
+])
+def test_wrong_field_types_name_the_line(tmp_path, row, what):
+    path = tmp_path / "bad.jsonl"
+    _write_rows(path, _op_end(seq=1), row, _op_end(seq=3))
+    with pytest.raises(TraceFormatError, match=rf"bad.jsonl:3: .*{what}") as info:
+        tf.load_trace(path)
+    assert isinstance(info.value, ValueError)
+
+
+@pytest.mark.parametrize("depth", [50, 100_000])
+def test_absurd_nesting_is_one_clear_error(tmp_path, depth):
+    path = tmp_path / "deep.jsonl"
+    deep = "[" * depth + "]" * depth
+    _write_rows(path, f'["OpStart",1,1,100,7,"op","PyFunc",null,"",{deep}]', _op_end(seq=3))
+    with pytest.raises(TraceFormatError, match=r"deep.jsonl:2: "):
+        tf.load_trace(path)
+
+
+@pytest.mark.parametrize("version", [2, 0, "1", None, 1.0])
+def test_unknown_format_version(tmp_path, version):
+    path = tmp_path / "v.jsonl"
+    _write_rows(path, _op_end())
+    lines = path.read_text().splitlines()
+    header = json.loads(lines[0])
+    header["version"] = version
+    path.write_text(json.dumps(header) + "\n" + lines[1] + "\n")
+    with pytest.raises(TraceFormatError, match=r"v.jsonl:1: unknown trace format version"):
+        tf.load_trace(path)
+
+
+def test_header_rows_must_match(tmp_path):
+    path = tmp_path / "h.jsonl"
+    _write_rows(path)
+    header = json.loads(path.read_text())
+    header["rows"]["OpEnd"] = header["rows"]["OpEnd"][::-1]
+    path.write_text(json.dumps(header) + "\n")
+    with pytest.raises(TraceFormatError, match=r"h.jsonl:1: .*row fields"):
+        tf.load_trace(path)
+
+
+def test_streaming_keeps_a_bounded_window(tmp_path, monkeypatch):
+    monkeypatch.setattr(recorder, "RECENT_EVENTS", 500)
+    window = recorder.RECENT_EVENTS
+    path = tmp_path / "long.jsonl"
+    g = tf.Graph()
+    with g.as_default():
+        x = tf.compat.v1.placeholder(tf.float32)
+        y = x
+        for i in range(50):
+            y = tf.numpy_function(lambda v: v + np.float32(1), [y], tf.float32)
+    runs = window // 100 + 5  # 102 events a run: more than the window holds
+    with tf.trace(path, capture="full") as tr, tf.Session(graph=g) as sess:
+        for _ in range(runs):
+            sess.run(y, {x: 0.0})
+    total = runs * 102
+    assert len(tr.events) == window < total == tr.event_count
+    assert tr.op_count == runs * 50 and tr.run_count == runs
+    assert all(s.value is None for e in tr.events if type(e) is ev.OpEnd for s in e.outputs)
+    loaded = tf.load_trace(path)
+    assert len(loaded) == total
+    assert [e.seq for e in loaded[-window:]] == [e.seq for e in tr.events]
+    assert loaded[-2].outputs[0].value == np.float32(50)  # values are in the files
+
+
+def test_the_default_window_is_documented():
+    assert recorder.RECENT_EVENTS == 10_000
+    readme = pathlib.Path(__file__).resolve().parent.parent / "README.md"
+    assert "most recent 10,000 events" in readme.read_text()
