@@ -150,12 +150,37 @@ def _cmd_view(args) -> int:
     if args.trace.endswith(".json"):
         raise UsageError(f"{args.trace} is a Chrome trace: open it in https://ui.perfetto.dev; "
                          "view replays .jsonl traces (pyfunc-debug trace -o out.jsonl)")
+    size = os.path.getsize(args.trace) if os.path.isfile(args.trace) else 0
+    if size > 16 << 20:
+        print(f"pyfunc-debug view: loading {args.trace} ({size >> 20} MB)…", file=sys.stderr)
     try:
-        load_trace(args.trace)  # fail here, with the file and line, not inside the UI
+        trace = load_trace(args.trace)  # fail here, with the file and line, not inside the UI
     except (OSError, TraceFormatError) as e:
         raise UsageError(str(e)) from None
+    position, note = None, ""
+    if args.diff:
+        position, note = _first_divergence(args.trace, trace, args.diff)
     tui = _tui()
-    return tui.run_app(tui.view_app(args.trace))
+    return tui.run_app(tui.view_app(args.trace, trace=trace, position=position, note=note))
+
+
+def _first_divergence(path, events, other):
+    """(position in ``events`` just after the first op that differs from ``other``, a note)."""
+    from .trace.diff import BadTrace, diff_traces
+    try:
+        found = diff_traces(events, other, labels=(path, other))
+    except (BadTrace, OSError, ValueError) as e:
+        raise UsageError(str(e)) from None
+    if found is None:
+        return None, f"no difference from {other}"
+    mine = found.events[0] if found.events else None
+    runs = [i for i, e in enumerate(events) if type(e).__name__ == "RunStart"]
+    position = runs[found.run] + 1 if found.run < len(runs) else len(events)
+    if mine is not None:
+        position = next((i + 1 for i, e in enumerate(events) if e.seq == mine.seq
+                         and type(e) is type(mine)), position)
+    where = f"run {found.run + 1}" + (f", op '{found.op}'" if found.op else "")
+    return position, f"first difference from {other} at {where}: {found.reason}"
 
 
 def _cmd_diff(args) -> int:
@@ -217,6 +242,8 @@ def build_parser() -> argparse.ArgumentParser:
     r.set_defaults(func=_cmd_run)
     v = sub.add_parser("view", help="replay a recorded trace (.jsonl) in the debugger UI")
     v.add_argument("trace", help="a .jsonl trace from pyfunc-debug trace or pfd.trace()")
+    v.add_argument("--diff", metavar="OTHER.jsonl",
+                   help="open at the first op whose outputs differ from OTHER (see diff)")
     v.set_defaults(func=_cmd_view)
     df = sub.add_parser(
         "diff", help="compare two .jsonl traces: the first op whose outputs differ",

@@ -26,7 +26,7 @@ from .widgets.status_bar import StatusBar
 
 __all__ = ["ReplayApp"]
 
-LOG_WINDOW = 2000
+LOG_WINDOW = 300    # events shown in the log before the cursor (a screenful or more)
 
 
 class ReplayApp(App):
@@ -35,24 +35,29 @@ class ReplayApp(App):
     CSS_PATH = "app.tcss"
     TITLE = "pyfunc-debug view"
     BINDINGS = [
-        Binding("right,l", "move(1)", "next event"),
-        Binding("left,h", "move(-1)", "prev event"),
+        # priority: the focused op list (a ScrollView) would take ←/→/home/end to scroll
+        Binding("right,l", "move(1)", "next event", priority=True),
+        Binding("left,h", "move(-1)", "prev event", priority=True),
         Binding("right_square_bracket", "run(1)", "next run"),
         Binding("left_square_bracket", "run(-1)", "prev run"),
         Binding("e", "next_problem", "next error/pause"),
-        Binding("home", "jump(0)", "start", show=False),
-        Binding("end", "jump(-1)", "end", show=False),
+        Binding("home", "jump(0)", "start", show=False, priority=True),
+        Binding("end", "jump(-1)", "end", show=False, priority=True),
         Binding("q", "quit", "quit"),
     ]
 
-    def __init__(self, path: str, position: int | None = None, show_timings: bool = True):
+    def __init__(self, path: str, position: int | None = None, show_timings: bool = True,
+                 trace=None, note: str = ""):
         super().__init__()
+        self.note = note          # e.g. where the trace first differs from another one
         self.show_timings = show_timings
         self.path = path
-        self.trace = load_trace(path)
-        self.events = list(self.trace)
+        self.trace = load_trace(path) if trace is None else trace   # loaded once
+        self.events = self.trace if isinstance(self.trace, list) else list(self.trace)
         self.sub_title = f"{path} — {len(self.events):,} events"
+        # indices computed once: every move is a bisect, whatever the trace's length
         self._run_starts = [i for i, e in enumerate(self.events) if type(e) is ev.RunStart]
+        self._hits = [i for i, e in enumerate(self.events) if type(e) is ev.BreakpointHit]
         self.position = len(self.events) if position is None else position
         self.model = RunModel()
 
@@ -67,6 +72,8 @@ class ReplayApp(App):
         title_panes(self, "ops of the run at the cursor", "events up to the cursor",
                     "pauses recorded")
         self._goto(self.position)
+        if self.note:
+            self.notify(self.note, timeout=10)
 
     # -- moving the cursor ---------------------------------------------------------------
     def _goto(self, position: int) -> None:
@@ -90,13 +97,16 @@ class ReplayApp(App):
         if current is not None and getattr(current, "op", "") and current.parent is None:
             ops.select(current.op)
         self._show(ops.selected)
-        hits = [e for e in self.events[:position] if type(e) is ev.BreakpointHit]
+        last = bisect.bisect_left(self._hits, position)
+        hits = [self.events[i] for i in self._hits[max(0, last - 20):last]]
         self.query_one(BreakpointList).update(
-            "\n".join(f"run {h.run_id}: {h.when} {h.op} {h.breakpoint}" for h in hits[-20:])
+            "\n".join(f"run {h.run_id}: {h.when} {h.op} {h.breakpoint}" for h in hits)
             or "no pauses recorded before the cursor")
         what = f"event {position:,}/{len(self.events):,}"
         if current is not None:
             what += f": {type(current).__name__} {getattr(current, 'op', '')}"
+        if self.note:
+            what += f"  │  {self.note}"
         self.query_one(StatusBar).show(f"replay {model.state}", model.runs, model.ops_done,
                                        model.ops_total, position, None, what)
 
