@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import warnings
 
-from .graph.tensor import Tensor
+from .graph.tensor import SymbolicTensor
 
 __all__ = ["backprop", "gradients"]
 
@@ -88,7 +88,7 @@ def gradients(ys, xs, grad_ys=None, name="gradients", unconnected_gradients="non
     ys = list(ys) if isinstance(ys, (list, tuple)) else [ys]
     xs = list(xs) if isinstance(xs, (list, tuple)) else [xs]
     for t in ys + xs:
-        if not isinstance(t, Tensor):
+        if not isinstance(t, SymbolicTensor):
             raise TypeError(f"gradients works on symbolic tensors of a graph, got {t!r}; "
                             "in eager code use pfd.GradientTape.")
     seeds = list(grad_ys) if isinstance(grad_ys, (list, tuple)) else \

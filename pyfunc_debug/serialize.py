@@ -14,6 +14,7 @@ import importlib
 import numpy as np
 
 from .dtypes import DType, as_dtype
+from .graph import graph as _graph_mod
 from .graph.graph import get_default_graph
 from .graph.operation import Operation
 from .graph.shape import TensorShape
@@ -152,3 +153,5 @@ def _out_specs(op_def, attrs, inputs):
         return [(attrs["dtype"], attrs["shape"])]
     return op_def.infer(attrs, inputs)
 
+
+_graph_mod.graph_def_writer = graph_to_dict

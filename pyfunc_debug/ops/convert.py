@@ -4,43 +4,15 @@ from __future__ import annotations
 import numpy as np
 
 from .. import dtypes
-from ..dtypes import DType, as_dtype
+from ..dtypes import DType, as_dtype, scalar_or_array, to_bytes_array
 from ..graph.graph import building_graph
-from ..graph.tensor import Tensor, TensorBase
+from ..graph.tensor import SymbolicTensor, TensorBase
 from ..eager.tensor import EagerTensor
 
 __all__ = ["to_numpy", "to_bytes_array", "convert_to_tensor", "constant",
            "as_tensor_in", "scalar_or_array"]
 
 _PY_SCALARS = (int, float, bool, str, bytes, list, tuple)
-
-
-def scalar_or_array(arr):
-    """Rank-0 values travel as numpy scalars (TF#13), others as arrays."""
-    return arr[()] if isinstance(arr, np.ndarray) and arr.ndim == 0 else arr
-
-
-def _encode(x):
-    if type(x) is bytes:
-        return x
-    if isinstance(x, bytes):  # np.bytes_: plain bytes, as TF fetches them
-        return bytes(x)
-    if isinstance(x, str):
-        return x.encode("utf-8")
-    raise TypeError(f"Expected bytes or str in a string tensor, got {type(x).__name__}: {x!r}")
-
-
-def to_bytes_array(value) -> np.ndarray:
-    """Strings as an object array of UTF-8 ``bytes`` (TF#22)."""
-    arr = np.asarray(value, dtype=object) if not isinstance(value, np.ndarray) else value
-    if arr.dtype.kind in "SUO":
-        out = np.empty(arr.shape, dtype=object)
-        flat_in = arr.reshape(-1)
-        flat_out = out.reshape(-1)
-        for i in range(flat_in.size):
-            flat_out[i] = _encode(flat_in[i])
-        return out
-    raise TypeError(f"Cannot convert a {arr.dtype} array to a string tensor.")
 
 
 def _is_stringy(value) -> bool:
@@ -69,7 +41,7 @@ def to_numpy(value, dtype: DType | None = None):
         arr = np.asarray(value)
     except ValueError as e:  # ragged lists
         raise TypeError(f"Cannot convert {value!r} to a tensor: {e}") from None
-    if arr.dtype.kind == "O" or arr.dtype.kind not in "biuf":
+    if arr.dtype.kind == "O" or arr.dtype.kind not in "biufc":
         raise TypeError(f"Attempt to convert a value ({value!r}) with an unsupported type "
                         f"({type(value)}) to a Tensor.")
     if dtype is None:
@@ -87,6 +59,8 @@ def to_numpy(value, dtype: DType | None = None):
     if arr.dtype != target:
         if from_python and dtype.is_integer and arr.dtype.kind == "f" \
                 and not np.all(np.equal(np.mod(arr, 1), 0)):
+            raise TypeError(f"Cannot convert {value!r} to EagerTensor of dtype {dtype.name}")
+        if arr.dtype.kind == "c" and not dtype.is_complex:
             raise TypeError(f"Cannot convert {value!r} to EagerTensor of dtype {dtype.name}")
         if from_python and dtype.is_bool and arr.dtype.kind != "b":
             raise TypeError(f"Cannot convert {value!r} to EagerTensor of dtype bool")
@@ -128,7 +102,7 @@ def constant(value, dtype=None, shape=None, name=None):
     return const_in_graph(graph, arr, dt, name)
 
 
-def const_in_graph(graph, value, dtype, name=None) -> Tensor:
+def const_in_graph(graph, value, dtype, name=None) -> SymbolicTensor:
     from .array_ops import CONST
     if isinstance(value, np.ndarray):
         value.flags.writeable = False
@@ -139,7 +113,7 @@ def const_in_graph(graph, value, dtype, name=None) -> Tensor:
 
 def as_tensor_in(value, graph, dtype=None):
     """``value`` as a symbolic tensor of ``graph`` (eager values become constants)."""
-    if isinstance(value, Tensor):
+    if isinstance(value, SymbolicTensor):
         return value
     if isinstance(value, EagerTensor):
         return const_in_graph(graph, value._value, value.dtype)

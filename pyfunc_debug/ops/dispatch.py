@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 from ..graph.graph import building_graph
-from ..graph.tensor import Tensor
+from ..graph.tensor import SymbolicTensor
 from ..eager import execute as eager
 from ..eager import tape as tape_mod
 from .convert import as_tensor_in
@@ -13,7 +13,7 @@ __all__ = ["apply", "apply1"]
 def _graph_of(inputs):
     graph = None
     for x in inputs:
-        if x.__class__ is Tensor:
+        if x.__class__ is SymbolicTensor:
             if graph is None:
                 graph = x.op.graph
             elif x.op.graph is not graph:

@@ -23,7 +23,7 @@ from ..errors import (CancelledError, InternalError, InvalidArgumentError, OpErr
 from ..graph.graph import building_graph, eager_mode
 from ..graph.shape import UNKNOWN
 from ..graph.source import user_frame
-from ..graph.tensor import Tensor, TensorBase
+from ..graph.tensor import SymbolicTensor, TensorBase
 from ..eager.tensor import EagerTensor
 from ..eager import tape as tape_mod
 from .convert import as_tensor_in, convert_to_tensor
@@ -225,14 +225,15 @@ def _no_kernel(attrs):
 PY_FUNC = register(OpDef("PyFunc", kernel=_no_kernel, bind=_bind_pyfunc, infer=_infer_tout,
                          grad=None, stateful=True,
                          extra={"blocks_gradient": True, "hands_out_arrays": True,
-                                "step_into": _bind_pyfunc}))
+                                "step_into": _bind_pyfunc, "calls_python": True}))
 PY_FUNC_STATELESS = register(OpDef("PyFuncStateless", kernel=_no_kernel, bind=_bind_pyfunc,
                                    infer=_infer_tout, grad=None, cse_key=_cse_pyfunc,
                                    extra={"blocks_gradient": True, "hands_out_arrays": True,
-                                          "step_into": _bind_pyfunc}))
+                                          "step_into": _bind_pyfunc, "calls_python": True}))
 EAGER_PY_FUNC = register(OpDef("EagerPyFunc", kernel=_no_kernel, bind=_bind_eager_pyfunc,
                                infer=_infer_tout, grad=_g_eager_pyfunc, stateful=True,
-                               needs_ctx=True, extra={"step_into": _bind_eager_pyfunc}))
+                               needs_ctx=True, extra={"step_into": _bind_eager_pyfunc,
+                                                      "calls_python": True}))
 
 # -- argument checks (TF#6, TF#7, TF#9) ------------------------------------
 
@@ -280,7 +281,7 @@ def _decorator_or_call(api, build, func, inp, Tout, **kw):
 
 def _graph_for(inp):
     for x in inp:
-        if isinstance(x, Tensor):
+        if isinstance(x, SymbolicTensor):
             return x.op.graph
     return building_graph()
 

@@ -102,7 +102,7 @@ def strict_checker(touts: tuple, token: str):
 
 def convert_eager_results(ret, touts: tuple, token: str) -> list:
     """py_function results as ``EagerTensor``s of ``touts`` (TF#26–28)."""
-    from ..graph.tensor import Tensor
+    from ..graph.tensor import SymbolicTensor
     if not touts:
         if ret is None:
             return []
@@ -117,7 +117,7 @@ def convert_eager_results(ret, touts: tuple, token: str) -> list:
         raise _count_error(token, len(values), len(touts))
     out = []
     for v, dt in zip(values, touts):  # extra values are dropped, as TF's zip does
-        if isinstance(v, Tensor):
+        if isinstance(v, SymbolicTensor):
             raise InvalidArgumentError(None, None, f"TypeError: {v!r} is out of scope and cannot "
                                        "be used here: a py_function body runs eagerly.")
         try:
