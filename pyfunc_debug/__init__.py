@@ -7,8 +7,8 @@ Public names only; see SPEC §2 and README.md.
 from __future__ import annotations
 
 from . import errors
-from .dtypes import (DType, as_dtype, bool, float16, float32, float64, int8, int16,  # noqa: A004
-                     int32, int64, string, uint8, uint16, uint32, uint64)
+from .dtypes import (DType, as_dtype, bool, complex64, complex128, float16, float32,  # noqa: A004
+                     float64, int8, int16, int32, int64, string, uint8, uint16, uint32, uint64)
 from .graph.graph import (Graph, control_dependencies, device, executing_eagerly,
                           get_default_graph, name_scope, reset_default_graph)
 from .graph.operation import Operation
@@ -37,7 +37,7 @@ __version__ = "0.1.0"
 
 __all__ = [
     "errors", "DType", "as_dtype", "bool", "float16", "float32", "float64", "int8", "int16",
-    "int32", "int64", "string", "uint8", "uint16", "uint32", "uint64",
+    "int32", "int64", "string", "uint8", "uint16", "uint32", "uint64", "complex64", "complex128",
     "Graph", "Operation", "Tensor", "TensorShape", "TensorSpec", "EagerTensor",
     "control_dependencies", "device", "executing_eagerly", "get_default_graph", "name_scope",
     "reset_default_graph", "GradientTape", "constant", "convert_to_tensor", "group", "identity",

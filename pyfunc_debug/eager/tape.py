@@ -10,9 +10,16 @@ import threading
 
 from ..nest import flatten, pack_sequence_as
 
-__all__ = ["GradientTape", "recording", "record"]
+__all__ = ["GradientTape", "recording", "record", "install_backprop"]
 
 _local = threading.local()
+# ``autodiff`` installs its backprop here when imported: eager/ never imports upward.
+_backprop = None
+
+
+def install_backprop(fn) -> None:
+    global _backprop
+    _backprop = fn
 
 
 def _active() -> list:
@@ -57,7 +64,7 @@ class GradientTape:
 
     def watch(self, tensor) -> None:
         for t in flatten(tensor):
-            if getattr(t, "dtype", None) is not None and t.dtype.is_floating:
+            if getattr(t, "dtype", None) is not None and t.dtype.is_differentiable:
                 self._tracked[id(t)] = t
 
     def watched_tensors(self) -> list:
@@ -93,7 +100,6 @@ class GradientTape:
     def gradient(self, target, sources, output_gradients=None,
                  unconnected_gradients="none"):
         """d(target)/d(sources), shaped like ``sources``; ``None`` where unconnected."""
-        from ..autodiff import backprop
         if self._used and not self._persistent:
             raise RuntimeError("A non-persistent GradientTape can only be used to compute "
                                "one set of gradients (or jacobians).")
@@ -102,7 +108,7 @@ class GradientTape:
         seeds = flatten(output_gradients) if output_gradients is not None else [None] * len(targets)
         flat_sources = flatten(sources)
         with self.stop_recording():
-            grads = backprop(self._records, targets, seeds, flat_sources,
+            grads = _backprop(self._records, targets, seeds, flat_sources,
                              unconnected=str(getattr(unconnected_gradients, "value",
                                                      unconnected_gradients)).lower())
         return pack_sequence_as(sources, grads)

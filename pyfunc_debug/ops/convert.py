@@ -8,6 +8,7 @@ from ..dtypes import DType, as_dtype, scalar_or_array, to_bytes_array
 from ..graph.graph import building_graph
 from ..graph.tensor import SymbolicTensor, TensorBase
 from ..eager.tensor import EagerTensor
+from .registry import OpDef, register
 
 __all__ = ["to_numpy", "to_bytes_array", "convert_to_tensor", "constant",
            "as_tensor_in", "scalar_or_array"]
@@ -102,8 +103,16 @@ def constant(value, dtype=None, shape=None, name=None):
     return const_in_graph(graph, arr, dt, name)
 
 
+def _const_kernel(attrs):
+    value = attrs["value"]
+    return lambda: value
+
+
+CONST = register(OpDef("Const", kernel=_const_kernel,
+                       infer=lambda a, i: [(a["dtype"], np.shape(a["value"]))]))
+
+
 def const_in_graph(graph, value, dtype, name=None) -> SymbolicTensor:
-    from .array_ops import CONST
     if isinstance(value, np.ndarray):
         value.flags.writeable = False
     op = graph.create_op(CONST, (), {"value": value, "dtype": dtype}, name=name or "Const",

@@ -163,7 +163,7 @@ def tape_vjp(tape, ins, outs, grad_values):
     """Input gradients of a recorded py_function call; zeros where unconnected (TF#47)."""
     seeds = [EagerTensor(g, o.dtype) if not isinstance(g, EagerTensor) else g
              for g, o in zip(grad_values, outs)]
-    float_ins = [x for x in ins if x.dtype.is_floating]
+    float_ins = [x for x in ins if x.dtype.is_differentiable]
     with eager_mode(), tape_mod.isolated(None):
         grads = tape.gradient(outs, float_ins, output_gradients=seeds,
                               unconnected_gradients="zero")
@@ -190,7 +190,7 @@ def _g_eager_pyfunc(op, inputs, outputs, grads):
     from ..graph.graph import control_dependencies
     if op.attrs.get("is_grad"):
         return [None] * len(inputs)  # only first order (TF#46)
-    float_idx = [i for i, x in enumerate(inputs) if x.dtype.is_floating]
+    float_idx = [i for i, x in enumerate(inputs) if x.dtype.is_differentiable]
     if not float_idx:
         return [None] * len(inputs)
     graph = op.graph
@@ -421,7 +421,7 @@ class _EagerPyFuncRecord:
 
     def custom_grad(self, op, inputs, outputs, grads):
         float_grads = iter(tape_vjp(self.tape, self.ins, outputs, grads))
-        return [next(float_grads) if x.dtype.is_floating else None for x in inputs]
+        return [next(float_grads) if x.dtype.is_differentiable else None for x in inputs]
 
 
 def py_function(func=None, inp=None, Tout=None, name=None):
