@@ -25,6 +25,7 @@ from .ops.math_ops import (abs, add, cast, divide, equal, exp, greater, greater_
                            not_equal, pow, reduce_max, reduce_mean, reduce_sum, sinh, sqrt,
                            square, subtract, tanh, truediv)
 from .ops.script_ops import numpy_function, py_func, py_function
+from .ops.variables import Variable
 from .autodiff import gradients
 from .runtime.session import Session
 from .runtime.function import function
@@ -37,7 +38,7 @@ __version__ = "0.1.0"
 
 __all__ = [
     "errors", "DType", "as_dtype", "bool", "float16", "float32", "float64", "int8", "int16",
-    "int32", "int64", "string", "uint8", "uint16", "uint32", "uint64", "complex64", "complex128",
+    "int32", "int64", "string", "uint8", "uint16", "uint32", "uint64",
     "Graph", "Operation", "Tensor", "TensorShape", "TensorSpec", "EagerTensor",
     "control_dependencies", "device", "executing_eagerly", "get_default_graph", "name_scope",
     "reset_default_graph", "GradientTape", "constant", "convert_to_tensor", "group", "identity",
@@ -47,5 +48,5 @@ __all__ = [
     "negative", "not_equal", "pow", "reduce_max", "reduce_mean", "reduce_sum", "sinh", "sqrt",
     "square", "subtract", "tanh", "truediv", "numpy_function", "py_func", "py_function",
     "gradients", "Session", "function", "import_graph_def", "compat", "contrib", "math", "nn",
-    "events", "trace", "load_trace", "debug",
+    "events", "trace", "load_trace", "debug", "Variable", "complex64", "complex128",
 ]

@@ -85,10 +85,15 @@ def _between(ys, xs) -> list:
     return records
 
 
+def _as_symbolic(t):
+    """A graph variable stands for the tensor that reads it."""
+    return t._pfd_tensor() if getattr(type(t), "_pfd_variable", False) else t
+
+
 def gradients(ys, xs, grad_ys=None, name="gradients", unconnected_gradients="none"):
     """Symbolic d(sum of ys)/d(xs) in a graph; a list with ``None`` for unconnected xs."""
-    ys = list(ys) if isinstance(ys, (list, tuple)) else [ys]
-    xs = list(xs) if isinstance(xs, (list, tuple)) else [xs]
+    ys = [_as_symbolic(y) for y in (ys if isinstance(ys, (list, tuple)) else [ys])]
+    xs = [_as_symbolic(x) for x in (xs if isinstance(xs, (list, tuple)) else [xs])]
     for t in ys + xs:
         if not isinstance(t, SymbolicTensor):
             raise TypeError(f"gradients works on symbolic tensors of a graph, got {t!r}; "

@@ -34,6 +34,15 @@ def recording() -> bool:
     return bool(getattr(_local, "tapes", None))
 
 
+def variable_accessed(var) -> None:
+    """A trainable variable read while tapes record is watched by them (TF's default)."""
+    if not var.trainable:
+        return
+    for tape in _local.tapes:
+        if tape._watch_accessed:
+            tape._tracked[id(var)] = var
+
+
 def record(op, inputs, outputs) -> None:
     for tape in list(_local.tapes):
         tape._record(op, inputs, outputs)
@@ -42,12 +51,14 @@ def record(op, inputs, outputs) -> None:
 class GradientTape:
     """Record ops on watched tensors; ``gradient(target, sources)`` differentiates.
 
-    Trainable variables do not exist here, so only watched tensors (and what is
-    computed from them) are recorded: call ``tape.watch(x)``.
+    Watched tensors (``tape.watch(x)``) and trainable variables read in the
+    block (unless ``watch_accessed_variables=False``) are recorded, with what is
+    computed from them.
     """
 
     def __init__(self, persistent: bool = False, watch_accessed_variables: bool = True):
         self._persistent = persistent
+        self._watch_accessed = watch_accessed_variables
         self._records: list = []
         self._tracked: dict[int, object] = {}
         self._used = False

@@ -46,6 +46,7 @@ class Graph:
         self._device_stack: list[str] = []
         self._lock = threading.Lock()
         self._keepalive: list = []  # wrapped functions used by ops (TF#51)
+        self._collections: dict[str, list] = {}
 
     # -- context ---------------------------------------------------------
     @contextlib.contextmanager
@@ -143,6 +144,9 @@ class Graph:
         """Resolve a fetch: a Tensor/Operation of this graph or a name."""
         if isinstance(obj, str):
             return self.get_tensor_by_name(obj) if ":" in obj else self.get_operation_by_name(obj)
+        as_tensor = getattr(obj, "_pfd_tensor", None)  # a Variable reads itself
+        if as_tensor is not None and getattr(obj, "graph", None) is self:
+            obj = as_tensor()
         if isinstance(obj, (SymbolicTensor, Operation)):
             if obj.graph is not self:
                 raise ValueError(f"{obj!r} is not an element of this graph.")
@@ -152,6 +156,13 @@ class Graph:
     def as_graph_def(self) -> dict:
         """The graph as a JSON-able dict (``pfd.import_graph_def`` reads it back)."""
         return graph_def_writer(self)
+
+    # -- collections (TF 1.x: "variables", "trainable_variables", ...) ------
+    def add_to_collection(self, name: str, value) -> None:
+        self._collections.setdefault(name, []).append(value)
+
+    def get_collection(self, name: str) -> list:
+        return list(self._collections.get(name, ()))
 
     def _keep_alive(self, obj) -> None:
         self._keepalive.append(obj)

@@ -5,9 +5,10 @@ import numpy as np
 
 from .. import dtypes
 from ..dtypes import DType, as_dtype, scalar_or_array, to_bytes_array
-from ..graph.graph import building_graph
+from ..graph.graph import building, building_graph
 from ..graph.tensor import SymbolicTensor, TensorBase
 from ..eager.tensor import EagerTensor
+from .pack_ops import pack
 from .registry import OpDef, register
 
 __all__ = ["to_numpy", "to_bytes_array", "convert_to_tensor", "constant",
@@ -69,9 +70,68 @@ def to_numpy(value, dtype: DType | None = None):
     return scalar_or_array(arr)
 
 
+def _is_variable(value) -> bool:
+    return getattr(type(value), "_pfd_variable", False)
+
+
+def _has_tensor(value) -> bool:
+    if isinstance(value, TensorBase) or _is_variable(value):
+        return True
+    return isinstance(value, (list, tuple)) and any(_has_tensor(v) for v in value)
+
+
+def _first_tensor(value):
+    if isinstance(value, TensorBase) or _is_variable(value):
+        return value
+    for v in value:
+        found = _first_tensor(v) if isinstance(v, (list, tuple, TensorBase)) or \
+            _is_variable(v) else None
+        if found is not None:
+            return found
+    return None
+
+
+def _pack_mixed(value, dtype):
+    """A (nested) list mixing tensors and numbers as one tensor: a Pack op in a graph."""
+    symbolic = _first_symbolic(value)
+    graph = symbolic.graph if symbolic is not None else building_graph()
+    dtype = dtype or _first_tensor(value).dtype
+
+    def build(v):
+        if isinstance(v, (list, tuple)):
+            if not v:
+                raise ValueError(f"Cannot pack an empty list together with tensors: {value!r}")
+            return pack([build(x) for x in v], dtype, graph)
+        if _is_variable(v):
+            v = v._pfd_tensor(graph)
+        if isinstance(v, TensorBase):
+            if v.dtype is not dtype:
+                raise TypeError(f"Cannot pack a {v.dtype.name} tensor {v!r} into a {dtype.name} "
+                                "tensor: all tensors in the list must share one dtype.")
+            return as_tensor_in(v, graph) if graph is not None else v
+        arr = to_numpy(v, dtype)
+        return const_in_graph(graph, arr, dtype) if graph is not None else EagerTensor(arr, dtype)
+    return build(value)
+
+
+def _first_symbolic(value):
+    if isinstance(value, SymbolicTensor):
+        return value
+    if isinstance(value, (list, tuple)):
+        for v in value:
+            found = _first_symbolic(v)
+            if found is not None:
+                return found
+    return None
+
+
 def convert_to_tensor(value, dtype=None, name=None, dtype_hint=None):
-    """A ``Tensor``/``EagerTensor`` for ``value``; a constant when needed."""
+    """A ``Tensor`` for ``value``: a constant, or a Pack of a list that mixes tensors and numbers."""
     dtype = None if dtype is None else as_dtype(dtype)
+    if _is_variable(value):
+        value = value._pfd_tensor()
+    if isinstance(value, (list, tuple)) and _has_tensor(value):
+        return _pack_mixed(value, dtype)
     if isinstance(value, TensorBase):
         if dtype is not None and value.dtype is not dtype:
             raise ValueError(f"Tensor conversion requested dtype {dtype.name} for Tensor "
@@ -126,6 +186,11 @@ def as_tensor_in(value, graph, dtype=None):
         return value
     if isinstance(value, EagerTensor):
         return const_in_graph(graph, value._value, value.dtype)
+    if _is_variable(value):
+        return as_tensor_in(value._pfd_tensor(graph), graph, dtype)
     dt = None if dtype is None else as_dtype(dtype)
+    if isinstance(value, (list, tuple)) and _has_tensor(value):
+        with building(graph):
+            return as_tensor_in(_pack_mixed(value, dt), graph)
     arr = to_numpy(value, dt)
     return const_in_graph(graph, arr, dt or as_dtype(np.asarray(arr).dtype))

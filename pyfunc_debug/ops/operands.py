@@ -21,6 +21,10 @@ def _operand(value, dtype):
 
 def pair(x, y, op_name):
     """Convert the operands of a binary op to one dtype (a Python value takes the other's)."""
+    if getattr(type(x), "_pfd_variable", False):
+        x = x._pfd_tensor()
+    if getattr(type(y), "_pfd_variable", False):
+        y = y._pfd_tensor()
     if isinstance(x, TensorBase) and not isinstance(y, TensorBase):
         y = _operand(y, x.dtype)
     elif isinstance(y, TensorBase) and not isinstance(x, TensorBase):

@@ -270,12 +270,12 @@ def _decorator_or_call(api, build, func, inp, Tout, **kw):
                 return build(f, list(args), Tout, **kw)
             return wrapper
         return decorator
+    if Tout is None:  # TF checks Tout first: a bare ``@py_function`` reports it
+        raise _missing_tout(api)
     if inp is None:
         raise TypeError("Missing argument `inp`:\n  You must set the `inp` argument (the list of "
                         "arguments to the\n  function), unless you use "
                         f"`tf.{api}` as a decorator(`func=None`).")
-    if Tout is None:
-        raise _missing_tout(api)
     return build(func, inp, Tout, **kw)
 
 

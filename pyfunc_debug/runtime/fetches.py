@@ -9,7 +9,8 @@ __all__ = ["resolve_fetches"]
 
 
 def _resolve(fetch, graph):
-    if isinstance(fetch, (SymbolicTensor, Operation, str)):
+    if isinstance(fetch, (SymbolicTensor, Operation, str)) or \
+            getattr(type(fetch), "_pfd_variable", False):
         try:
             return graph.as_graph_element(fetch)
         except KeyError as e:

@@ -37,11 +37,12 @@ class ConcreteFunction:
         stateful = [op for op in graph.get_operations() if op.stateful]
         self._fetches = self.outputs + stateful
         self._fold_cache: dict = {}
+        self._resources: dict = {}
         self._plan = compile_plan(graph, self._fetches, inputs, self._fold_cache)
 
     def __call__(self, *args):
         values = [_bind(spec_t, a, self.name) for spec_t, a in zip(self.inputs, args)]
-        ctx = RunContext("function", self.name)
+        ctx = RunContext("function", self.name, self._resources)
         results = execute(self._plan, values, ctx)
         it = iter(results[:len(self.outputs)])
         by_id = {}

@@ -17,15 +17,17 @@ PASS_THROUGH = (KeyboardInterrupt, SystemExit, bdb.BdbQuit)
 
 
 class RunContext:
-    """State of one run (``Session.run`` or a function call): id, kind, py_function tapes."""
+    """State of one run (``Session.run`` or a function call): id, kind, py_function tapes,
+    and the owner's variable values (which outlive the run)."""
 
-    __slots__ = ("run_id", "kind", "tapes", "name", "summaries")
+    __slots__ = ("run_id", "kind", "tapes", "name", "summaries", "resources")
 
-    def __init__(self, kind: str, name: str = ""):
+    def __init__(self, kind: str, name: str = "", resources: dict | None = None):
         self.run_id = next(_run_ids)
         self.kind = kind
         self.name = name
         self.tapes = {}
+        self.resources = {} if resources is None else resources  # graph variables' values
         self.summaries = None  # slot -> ValueSummary, made only when events are observed
 
 

@@ -35,6 +35,7 @@ class Session:
         self.graph = graph if graph is not None else get_default_graph()
         self._plans: dict = {}
         self._fold_cache: dict = {}
+        self._resources: dict = {}  # the values of the graph's variables in this session
         self._closed = False
         self._contexts: list = []
         self._helpers = inter_op_threads != 1
@@ -83,7 +84,7 @@ class Session:
                             f"{type(feed_dict).__name__}.")
         plan = self._plan_for(fetches, feed_dict)
         values = [convert_feed(t, v) for (_, t), v in zip(plan.feed_slots, feed_dict.values())]
-        ctx = RunContext("session")
+        ctx = RunContext("session", resources=self._resources)
         results = execute(plan, values, ctx, self._pool, self._helpers)
         if fetches.__class__ is SymbolicTensor:
             return results[0]
