@@ -66,10 +66,34 @@ def new_callback(func) -> Callback:
 # -- exceptions from wrapped functions (TF#33, TF#34) ---------------------
 
 def map_exception(exc: BaseException) -> OpError:
-    """The TF error for an exception raised by a wrapped function; message holds the traceback."""
-    core = f"{type(exc).__name__}: {exc}\n" + "".join(
-        chunk + "\n" for chunk in traceback.format_exception(exc))
+    """The TF error for an exception raised by a wrapped function; message holds the traceback.
+
+    An ``OpError`` from a nested ``Session.run`` already carries its own
+    message and traceback text: it is quoted once, followed only by the frames
+    it crossed, so nesting grows messages linearly, never geometrically.
+    """
+    if isinstance(exc, OpError):
+        frames = traceback.format_tb(exc.__traceback__)
+        core = (f"{type(exc).__name__}: {exc.message}\nTraceback (most recent call last):\n\n"
+                + "".join(chunk + "\n" for chunk in frames))
+    else:
+        core = f"{type(exc).__name__}: {exc}\n" + "".join(
+            chunk + "\n" for chunk in _format_exception(exc))
     return error_for_exception(exc)(None, None, core)
+
+
+def _format_exception(exc) -> list:
+    """``traceback.format_exception``, with chained pyfunc-debug errors cut to one line.
+
+    A user exception raised ``from`` a nested run's error would otherwise
+    repeat that error's whole message (and its chain) at every level.
+    """
+    cause = exc.__cause__ or exc.__context__
+    if not isinstance(cause, OpError):
+        return traceback.format_exception(exc)
+    head = cause.message.splitlines()[0] if cause.message else ""
+    return [f"(caused by {type(cause).__name__}: {head} ...)\n"] + \
+        traceback.format_exception(exc, chain=False)
 
 
 def _missing_callback(op):
