@@ -22,7 +22,7 @@ from .graph.operation import Operation
 from .graph.shape import TensorShape
 from .graph.source import SourceLocation
 from .graph_def_check import check_graph_def
-from .ops.registry import check_types, lookup
+from .ops.registry import check_attrs, check_types, lookup
 from .ops.script_ops import Callback, callback_registry
 
 __all__ = ["graph_to_dict", "import_graph_def", "GRAPH_DEF_VERSION"]
@@ -190,6 +190,7 @@ def _import_node(node, graph, prefix, input_map, ops_by_name, tensors, resolve_f
         attrs["callback"] = cb
         if cb is not None:
             graph._keep_alive(cb)
+    check_attrs(op_def, attrs)
     check_types(op_def, inputs, eager=False)
     with graph.control_dependencies(controls), graph.device(node["device"]):
         specs = _out_specs(op_def, attrs, inputs)

@@ -13,7 +13,7 @@ from .broadcast_ops import sum_to
 from .convert import CONST, convert_to_tensor
 from .dispatch import apply1
 from .operands import pair
-from .registry import OpDef, register
+from .registry import OpDef, dtype_attr, register
 
 __all__ = ["CONST", "PLACEHOLDER", "placeholder", "identity", "reshape", "shape", "ones_like",
            "zeros_like", "ones", "zeros", "where", "transpose", "no_op", "group"]
@@ -27,7 +27,8 @@ def _placeholder_kernel(attrs):
 
 
 PLACEHOLDER = register(OpDef("Placeholder", kernel=_placeholder_kernel,
-                             infer=lambda a, i: [(a["dtype"], a["shape"])]))
+                             infer=lambda a, i: [(a["dtype"], a["shape"])],
+                             attr_types={"dtype": dtype_attr, "shape": TensorShape}))
 
 
 def _same(attrs, inputs):
@@ -65,7 +66,8 @@ def _shape_kernel(attrs):
 SHAPE = register(OpDef("Shape", kernel=_shape_kernel,
                        infer=lambda a, i: [(a["out_type"], TensorShape(
                            (i[0].shape.rank,)) if i[0].shape.rank is not None else TensorShape((None,)))],
-                       grad=lambda op, i, o, g: [None], cse_key=lambda op: ()))
+                       grad=lambda op, i, o, g: [None], cse_key=lambda op: (),
+                       attr_types={"out_type": dtype_attr}))
 
 
 def _fill_like(value):
@@ -128,7 +130,10 @@ def _transpose_infer(attrs, inputs):
 
 
 TRANSPOSE = register(OpDef("Transpose", kernel=_transpose_kernel, infer=_transpose_infer,
-                           grad=_g_transpose, cse_key=lambda op: (op.attrs["perm"],)))
+                           grad=_g_transpose, cse_key=lambda op: (op.attrs["perm"],),
+                           attr_types={"perm": lambda v: v is None or (isinstance(v, tuple) and
+                                                                       all(type(i) is int
+                                                                           for i in v))}))
 
 # -- public functions -----------------------------------------------------
 

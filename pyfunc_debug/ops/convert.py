@@ -9,7 +9,7 @@ from ..graph.graph import building, building_graph
 from ..graph.tensor import SymbolicTensor, TensorBase
 from ..eager.tensor import EagerTensor
 from .pack_ops import pack
-from .registry import OpDef, register
+from .registry import OpDef, dtype_attr, register
 
 __all__ = ["to_numpy", "to_bytes_array", "convert_to_tensor", "constant",
            "as_tensor_in", "scalar_or_array"]
@@ -169,7 +169,9 @@ def _const_kernel(attrs):
 
 
 CONST = register(OpDef("Const", kernel=_const_kernel,
-                       infer=lambda a, i: [(a["dtype"], np.shape(a["value"]))]))
+                       infer=lambda a, i: [(a["dtype"], np.shape(a["value"]))],
+                       attr_types={"dtype": dtype_attr,
+                                   "value": (np.ndarray, np.generic, bytes)}))
 
 
 def const_in_graph(graph, value, dtype, name=None) -> SymbolicTensor:

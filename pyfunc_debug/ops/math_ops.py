@@ -10,7 +10,8 @@ from .array_ops import ones_like, where, zeros_like
 from .broadcast_ops import sum_to as _sum_to
 from .dispatch import apply1
 from .operands import as_tensor as _tensor, pair as _pair
-from .registry import COMPLEX, FLOAT, INEXACT, INTEGER, NUMBER, REAL, OpDef, register
+from .registry import (COMPLEX, FLOAT, INEXACT, NUMBER, REAL, OpDef, axis_attr, dtype_attr,
+                       register)
 
 # -- type/shape rules -----------------------------------------------------
 
@@ -218,7 +219,8 @@ ADD = _op("AddV2", np.add, _broadcast, _g_add, quiet=True, allowed=NUMBER | {"st
 SUB = _op("Sub", np.subtract, _broadcast, _g_sub, quiet=True, allowed=NUMBER)
 MUL = _op("Mul", np.multiply, _broadcast, _g_mul, quiet=True, allowed=NUMBER)
 DIV = register(OpDef("RealDiv", kernel=_div_kernel, infer=_div_infer, grad=_g_div,
-                     cse_key=lambda op: (op.attrs["T"].name,), allowed=NUMBER))
+                     cse_key=lambda op: (op.attrs["T"].name,), allowed=NUMBER,
+                     attr_types={"T": dtype_attr}))
 POW = _op("Pow", np.power, _broadcast, _g_pow, quiet=True, allowed=NUMBER)
 MAXIMUM = _op("Maximum", np.maximum, _broadcast, _g_minmax(lambda x, y: greater_equal(x, y)),
               allowed=REAL)
@@ -266,7 +268,7 @@ def _matmul_infer(attrs, inputs):
 
 MATMUL = register(OpDef("MatMul", kernel=_matmul_kernel, infer=_matmul_infer, grad=_g_matmul,
                         cse_key=lambda op: (op.attrs["transpose_a"], op.attrs["transpose_b"]),
-                        allowed=NUMBER))
+                        allowed=NUMBER, attr_types={"transpose_a": bool, "transpose_b": bool}))
 
 
 def _reduce_kernel(np_fn, mean=False):
@@ -289,7 +291,7 @@ def _reduce_validate(axis, x):
     if axis is None or rank is None:
         return
     for a in axis if isinstance(axis, tuple) else (axis,):
-        if not -max(rank, 1) <= a < max(rank, 1):
+        if not -rank <= a < rank:
             raise ValueError(f"Invalid reduction dimension {a} for input with {rank} "
                              f"dimensions ('{getattr(x, 'name', 'input')}').")
 
@@ -310,12 +312,18 @@ def _reduce_key(op):
     return (op.attrs["axis"], op.attrs["keepdims"])
 
 
+_REDUCE_ATTRS = {"axis": axis_attr, "keepdims": bool}
+
+
 SUM = register(OpDef("Sum", kernel=_reduce_kernel(np.sum), infer=_reduce_infer,
-                     grad=_g_reduce(False), cse_key=_reduce_key, allowed=NUMBER))
+                     grad=_g_reduce(False), cse_key=_reduce_key, allowed=NUMBER,
+                     attr_types=_REDUCE_ATTRS))
 MEAN = register(OpDef("Mean", kernel=_reduce_kernel(np.mean, mean=True), infer=_reduce_infer,
-                      grad=_g_reduce(True), cse_key=_reduce_key, allowed=NUMBER))
+                      grad=_g_reduce(True), cse_key=_reduce_key, allowed=NUMBER,
+                     attr_types=_REDUCE_ATTRS))
 MAX = register(OpDef("Max", kernel=_reduce_kernel(np.max), infer=_reduce_infer,
-                     grad=None, cse_key=_reduce_key, allowed=REAL))
+                     grad=None, cse_key=_reduce_key, allowed=REAL,
+                     attr_types=_REDUCE_ATTRS))
 
 
 def _reduce_grad_kernel(attrs):
@@ -345,7 +353,8 @@ def _g_reduce_grad(op, inputs, outputs, grads):
 REDUCE_GRAD = register(OpDef("ReduceGrad", kernel=_reduce_grad_kernel,
                              infer=lambda a, i: [(i[0].dtype, i[1].shape)], grad=_g_reduce_grad,
                              cse_key=lambda op: (op.attrs["axis"], op.attrs["keepdims"],
-                                                 op.attrs["mean"])))
+                                                 op.attrs["mean"]),
+                             attr_types=dict(_REDUCE_ATTRS, mean=bool)))
 
 
 def _cast_kernel(attrs):
@@ -367,7 +376,8 @@ def _cast_check(x, dtype):
 
 CAST = register(OpDef("Cast", kernel=_cast_kernel,
                       infer=lambda a, i: [(a["DstT"], i[0].shape)], grad=_g_cast,
-                      cse_key=lambda op: (op.attrs["DstT"].name,)))
+                      cse_key=lambda op: (op.attrs["DstT"].name,),
+                      attr_types={"DstT": dtype_attr}))
 
 # -- public functions -----------------------------------------------------
 

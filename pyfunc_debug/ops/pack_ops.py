@@ -12,7 +12,7 @@ from ..eager import execute as eager
 from ..eager import tape as tape_mod
 from ..graph.shape import UNKNOWN, TensorShape
 from ..graph.tensor import SymbolicTensor
-from .registry import OpDef, register
+from .registry import OpDef, dtype_attr, register
 
 __all__ = ["PACK", "UNPACK", "pack"]
 
@@ -74,9 +74,11 @@ def _g_unpack(op, inputs, outputs, grads):
 
 
 PACK = register(OpDef("Pack", kernel=_pack_kernel, infer=_pack_infer, grad=_g_pack,
-                      cse_key=lambda op: (op.attrs["T"].name,)))
+                      cse_key=lambda op: (op.attrs["T"].name,),
+                      attr_types={"T": dtype_attr, "N": int}))
 UNPACK = register(OpDef("Unpack", kernel=_unpack_kernel, infer=_unpack_infer, grad=_g_unpack,
-                        cse_key=lambda op: (op.attrs["num"],)))
+                        cse_key=lambda op: (op.attrs["num"],),
+                        attr_types={"T": dtype_attr, "num": int}))
 
 
 def pack(parts, dtype, graph=None):

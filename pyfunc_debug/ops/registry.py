@@ -37,6 +37,8 @@ class OpDef:
     replaces ``kernel`` for graph ops whose kernel needs the op itself.
     ``allowed`` lists the dtype names the inputs at ``typed`` may have (``None``:
     any); other dtypes are refused when the op is built, as TF's op registry does.
+    ``attr_types`` maps each attribute the kernel reads to its type(s) (a type,
+    a tuple of types, or a predicate): ``import_graph_def`` checks them.
     """
 
     name: str
@@ -49,6 +51,7 @@ class OpDef:
     bind: Callable | None = None
     allowed: frozenset | None = None
     typed: tuple = (0,)
+    attr_types: dict = field(default_factory=dict)
     extra: dict = field(default_factory=dict)
 
 
@@ -64,6 +67,19 @@ def lookup(name: str) -> OpDef:
         return REGISTRY[name]
     except KeyError:
         raise KeyError(f"unknown op type {name!r}") from None
+
+
+def dtype_attr(value) -> bool:
+    return type(value).__name__ == "DType"
+
+
+def dtype_tuple_attr(value) -> bool:
+    return isinstance(value, tuple) and all(dtype_attr(v) for v in value)
+
+
+def axis_attr(value) -> bool:
+    return value is None or type(value) is int or (
+        isinstance(value, tuple) and all(type(v) is int for v in value))
 
 
 def check_types(op_def: OpDef, inputs, eager: bool) -> None:
@@ -90,3 +106,15 @@ def check_types(op_def: OpDef, inputs, eager: bool) -> None:
 
 _ORDER = ["float16", "float32", "float64", "int8", "int16", "int32", "int64", "uint8", "uint16",
           "uint32", "uint64", "complex64", "complex128", "bool", "string"]
+
+
+def check_attrs(op_def: OpDef, attrs: dict) -> None:
+    """``TypeError`` for a missing or mistyped attribute (graph definitions from files)."""
+    for key, want in op_def.attr_types.items():
+        if key not in attrs:
+            raise TypeError(f"missing attribute {key!r}")
+        value = attrs[key]
+        ok = want(value) if callable(want) and not isinstance(want, type) else \
+            isinstance(value, want)
+        if not ok:
+            raise TypeError(f"attribute {key!r} has an invalid value {value!r}")

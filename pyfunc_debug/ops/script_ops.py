@@ -27,7 +27,7 @@ from ..graph.tensor import SymbolicTensor, TensorBase
 from ..eager.tensor import EagerTensor
 from ..eager import tape as tape_mod
 from .convert import as_tensor_in, convert_to_tensor
-from .registry import OpDef, register
+from .registry import OpDef, dtype_tuple_attr, register
 from .script_results import convert_eager_results, strict_checker
 
 __all__ = ["py_func", "numpy_function", "py_function", "Callback", "callback_registry"]
@@ -245,17 +245,24 @@ def _no_kernel(attrs):
     raise InternalError(None, None, "script ops bind their kernel to the op")
 
 
+def _script_attr_types(op_def_name):
+    common = {"Tout": dtype_tuple_attr, "token": str}
+    return common if op_def_name == "EagerPyFunc" else dict(common, Tin=dtype_tuple_attr)
+
+
 # extra: "step_into" binds a kernel whose call to the wrapped function the debugger makes
 PY_FUNC = register(OpDef("PyFunc", kernel=_no_kernel, bind=_bind_pyfunc, infer=_infer_tout,
-                         grad=None, stateful=True,
+                         grad=None, stateful=True, attr_types=_script_attr_types("PyFunc"),
                          extra={"blocks_gradient": True, "hands_out_arrays": True,
                                 "step_into": _bind_pyfunc, "calls_python": True}))
 PY_FUNC_STATELESS = register(OpDef("PyFuncStateless", kernel=_no_kernel, bind=_bind_pyfunc,
                                    infer=_infer_tout, grad=None, cse_key=_cse_pyfunc,
+                                   attr_types=_script_attr_types("PyFuncStateless"),
                                    extra={"blocks_gradient": True, "hands_out_arrays": True,
                                           "step_into": _bind_pyfunc, "calls_python": True}))
 EAGER_PY_FUNC = register(OpDef("EagerPyFunc", kernel=_no_kernel, bind=_bind_eager_pyfunc,
                                infer=_infer_tout, grad=_g_eager_pyfunc, stateful=True,
+                               attr_types=_script_attr_types("EagerPyFunc"),
                                needs_ctx=True, extra={"step_into": _bind_eager_pyfunc,
                                                       "calls_python": True}))
 

@@ -22,7 +22,7 @@ from ..graph.shape import TensorShape
 from ..graph.tensor import SymbolicTensor, TensorBase
 from .array_ops import group
 from .convert import as_tensor_in, convert_to_tensor
-from .registry import OpDef, register
+from .registry import OpDef, dtype_attr, register
 
 __all__ = ["Variable", "global_variables_initializer", "variables_initializer"]
 
@@ -94,15 +94,22 @@ def _no_kernel(attrs):
     raise FailedPreconditionError(None, None, "variable ops bind their kernel to the op")
 
 
-def _stateful(name, bind, infer, grad=None):
+def _stateful(name, bind, infer, grad=None, attr_types=None):
     return register(OpDef(name, kernel=_no_kernel, bind=bind, infer=infer, grad=grad,
-                          stateful=True, needs_ctx=True))
+                          stateful=True, needs_ctx=True, attr_types=attr_types or {}))
 
 
-VARIABLE = _stateful("VariableV2", _bind_read, _var_infer)
-ASSIGN = _stateful("Assign", _bind_update(None), _update_infer)
-ASSIGN_ADD = _stateful("AssignAdd", _bind_update(np.add), _update_infer)
-ASSIGN_SUB = _stateful("AssignSub", _bind_update(np.subtract), _update_infer)
+def _is_variable_op(value) -> bool:
+    return getattr(getattr(value, "op_def", None), "name", None) == "VariableV2"
+
+
+_VAR_ATTRS = {"var": _is_variable_op}
+VARIABLE = _stateful("VariableV2", _bind_read, _var_infer,
+                     attr_types={"dtype": dtype_attr, "shape": TensorShape})
+ASSIGN = _stateful("Assign", _bind_update(None), _update_infer, attr_types=_VAR_ATTRS)
+ASSIGN_ADD = _stateful("AssignAdd", _bind_update(np.add), _update_infer, attr_types=_VAR_ATTRS)
+ASSIGN_SUB = _stateful("AssignSub", _bind_update(np.subtract), _update_infer,
+                       attr_types=_VAR_ATTRS)
 READ_EAGER = _stateful("ReadVariableOp", _bind_eager_read,
                        lambda a, i: [(a["var"].dtype, a["var"].shape)])
 ASSIGN_EAGER = _stateful("AssignVariableOp", _bind_eager_update(None), _update_infer)
