@@ -159,9 +159,11 @@ class Graph:
 
     # -- collections (TF 1.x: "variables", "trainable_variables", ...) ------
     def add_to_collection(self, name: str, value) -> None:
+        """Remember ``value`` under ``name`` (variables register themselves here)."""
         self._collections.setdefault(name, []).append(value)
 
     def get_collection(self, name: str) -> list:
+        """The values added under ``name``, in order (a copy)."""
         return list(self._collections.get(name, ()))
 
     def _keep_alive(self, obj) -> None:
