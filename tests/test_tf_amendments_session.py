@@ -295,3 +295,52 @@ def test_feed_dict_that_is_not_a_dict_is_a_type_error():
     with tf.compat.v1.Session(graph=g) as sess:
         with pytest.raises(TypeError, match="feed_dict"):
             sess.run(y, [(x, 1.0)])
+
+
+def _mixed_graph(q):
+    """Cheap ops feeding and reading wrapped functions that wait on each other."""
+    g = tf.Graph()
+    with g.as_default():
+        x = tf.compat.v1.placeholder(tf.float32, (), name="x")
+        got = tf.compat.v1.py_func(lambda: np.float32(q.get(timeout=60)), [], tf.float32,
+                                   name="get")
+        doubled = x * 2.0
+        put = tf.compat.v1.py_func(lambda v: q.put(v), [doubled], [], name="put")
+        out = tf.identity(got + 1.0, name="out")
+    return g, x, out, put
+
+
+@pytest.mark.parametrize("observe", ["plain", "trace", "debugger"])
+def test_cheap_ops_around_waiting_wrapped_functions(observe):
+    q = queue.Queue()
+    g, x, out, put = _mixed_graph(q)
+    dbg = tf.debug.Debugger(on_pause=lambda pause: "continue")
+    dbg.break_on(op="out")
+    with tf.compat.v1.Session(graph=g) as sess:
+        if observe == "trace":
+            with tf.trace():
+                value, _ = sess.run([out, put], {x: 3.0})
+        elif observe == "debugger":
+            with dbg:
+                value, _ = sess.run([out, put], {x: 3.0})
+            assert [h.op for h in dbg.hits] == ["out"]
+        else:
+            value, _ = sess.run([out, put], {x: 3.0})
+        assert value == pytest.approx(7.0)
+        value, _ = sess.run([out, put], {x: 0.5})  # the plan's schedule is reused
+        assert value == pytest.approx(2.0)
+
+
+def test_a_failing_cheap_op_in_a_concurrent_plan_releases_the_helpers():
+    g = tf.Graph()
+    with g.as_default():
+        x = tf.compat.v1.placeholder(tf.int32, (None,), name="x")
+        bad = tf.reshape(x, [2, 2], name="bad_reshape")  # fails for 3 elements
+        a = tf.compat.v1.py_func(lambda v: v, [bad], tf.int32, name="after_bad")
+        b = tf.compat.v1.py_func(lambda: np.int32(1), [], tf.int32, name="other")
+    with tf.compat.v1.Session(graph=g) as sess:
+        with pytest.raises(tf.errors.OpError, match="bad_reshape"):
+            sess.run([a, b], {x: [1, 2, 3]})
+        got, one = sess.run([a, b], {x: [1, 2, 3, 4]})
+    np.testing.assert_array_equal(got, [[1, 2], [3, 4]])
+    assert one == 1

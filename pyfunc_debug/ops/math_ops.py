@@ -215,9 +215,9 @@ def _div_infer(attrs, inputs):
 
 
 # ``allowed``: the dtypes TF registers each op for (others are refused when built)
-ADD = _op("AddV2", np.add, _broadcast, _g_add, quiet=True, allowed=NUMBER | {"string"})
-SUB = _op("Sub", np.subtract, _broadcast, _g_sub, quiet=True, allowed=NUMBER)
-MUL = _op("Mul", np.multiply, _broadcast, _g_mul, quiet=True, allowed=NUMBER)
+ADD = _op("AddV2", np.add, _broadcast, _g_add, allowed=NUMBER | {"string"})
+SUB = _op("Sub", np.subtract, _broadcast, _g_sub, allowed=NUMBER)
+MUL = _op("Mul", np.multiply, _broadcast, _g_mul, allowed=NUMBER)
 DIV = register(OpDef("RealDiv", kernel=_div_kernel, infer=_div_infer, grad=_g_div,
                      cse_key=lambda op: (op.attrs["T"].name,), allowed=NUMBER,
                      attr_types={"T": dtype_attr}))
@@ -226,16 +226,16 @@ MAXIMUM = _op("Maximum", np.maximum, _broadcast, _g_minmax(lambda x, y: greater_
               allowed=REAL)
 MINIMUM = _op("Minimum", np.minimum, _broadcast, _g_minmax(lambda x, y: less_equal(x, y)),
               allowed=REAL)
-NEG = _op("Neg", np.negative, grad=_g_neg, quiet=True, allowed=NUMBER)
-ABS = _op("Abs", np.abs, _real_of_first, grad=_g_abs, quiet=True, allowed=NUMBER)
-SQUARE = _op("Square", np.square, grad=_g_square, quiet=True, allowed=NUMBER)
+NEG = _op("Neg", np.negative, grad=_g_neg, allowed=NUMBER)
+ABS = _op("Abs", np.abs, _real_of_first, grad=_g_abs, allowed=NUMBER)
+SQUARE = _op("Square", np.square, grad=_g_square, allowed=NUMBER)
 SQRT = _op("Sqrt", np.sqrt, grad=_g_sqrt, quiet=True, allowed=INEXACT)
 EXP = _op("Exp", np.exp, grad=_g_exp, quiet=True, allowed=INEXACT)
 LOG = _op("Log", np.log, grad=_g_log, quiet=True, allowed=INEXACT)
 SINH = _op("Sinh", np.sinh, grad=_g_sinh, quiet=True, allowed=INEXACT)
 COSH = _op("Cosh", np.cosh, grad=_g_cosh, quiet=True, allowed=INEXACT)
-TANH = _op("Tanh", np.tanh, grad=_g_tanh, quiet=True, allowed=INEXACT)
-SIGN = _op("Sign", np.sign, grad=_g_zero, quiet=True, allowed=NUMBER)
+TANH = _op("Tanh", np.tanh, grad=_g_tanh, allowed=INEXACT)
+SIGN = _op("Sign", np.sign, grad=_g_zero, allowed=NUMBER)
 CONJ = _op("Conj", np.conjugate, grad=_g_conj, allowed=COMPLEX)
 LESS = _op("Less", np.less, _bool_broadcast, _g_none, allowed=REAL)
 LESS_EQUAL = _op("LessEqual", np.less_equal, _bool_broadcast, _g_none, allowed=REAL)

@@ -1,9 +1,9 @@
 """Running a plan: the fast sequential loop, the observed loop, or the debugger's.
 
 With nobody listening a run allocates no events. A plan whose wrapped
-functions may wait on each other (``plan.concurrent``) runs on helper threads
-unless the session brought its own pool; every other plan runs in the calling
-thread. Runs execute in eager mode: ops a wrapped function creates run at once,
+functions may wait on each other (``plan.concurrent``) runs them on helper
+threads (``overlap.py``) unless the session brought its own pool; every other
+plan runs in the calling thread. Runs execute in eager mode: ops a wrapped function creates run at once,
 even inside ``with Session():`` or after ``disable_eager_execution()``.
 """
 from __future__ import annotations
@@ -13,6 +13,7 @@ from ..graph.graph import eager_mode
 from . import hooks
 from .loop import PASS_THROUGH as _PASS_THROUGH, RunContext, annotate_error, run_folds, run_steps
 from .observed import fold_items, main_items, run_end, run_start, run_steps_observed
+from .overlap import run_overlapped
 from .parallel import run_parallel
 from .workers import HELPERS
 
@@ -41,6 +42,8 @@ def execute(plan, feed_values, ctx, pool=None, helpers: bool = True) -> list:
                 run_folds(plan, vals, ctx)
             if pool is None or len(plan.steps) < 2:
                 run_steps(plan.fast_steps, vals, ctx)
+            elif pool is HELPERS:
+                run_overlapped(plan, vals, ctx, pool)
             else:
                 run_parallel(plan, vals, ctx, pool,
                              lambda i: run_steps((plan.parallel_steps[i],), vals, ctx))

@@ -62,6 +62,8 @@ class Plan:
     lock: threading.RLock = field(default_factory=threading.RLock)
     folds_done: bool = False
     concurrent: bool = False         # has independent ops that may block each other (TF#16)
+    blocking: tuple = ()             # per step: it calls Python, so it may block
+    overlap_schedule: list | None = None  # built on the first concurrent run (overlap.py)
     event_info: list | None = None   # per-step data for events, built on first observed run
 
 
@@ -166,20 +168,26 @@ def compile_plan(graph, fetches: list, feeds: list, fold_cache: dict) -> Plan:
         steps.append(step)
     fetch_slots = tuple(slot_of[id(f)] if isinstance(f, SymbolicTensor) else None for f in fetches)
     frees = _last_uses(steps, set(fetch_slots))
+    blocking = tuple(_may_block(s.op) for s in steps)
     return Plan(graph, template, steps,
                 tuple(s.as_tuple(f) for s, f in zip(steps, frees)),
                 tuple(s.as_tuple() for s in steps), tuple(feed_slots), fetch_slots,
-                fold_steps, fold_cache, aliases, folded, concurrent=_has_independent_blockers(steps))
+                fold_steps, fold_cache, aliases, folded,
+                concurrent=_has_independent_blockers(steps, blocking),
+                blocking=blocking)
 
 
-def _has_independent_blockers(steps) -> bool:
+def _may_block(op) -> bool:
+    return bool(op.op_def.extra.get("calls_python")) and not op.attrs.get("is_grad")
+
+
+def _has_independent_blockers(steps, blocking) -> bool:
     """Whether two steps that call Python (and so may block) are unordered.
 
     Ancestor sets are bit masks; a chain (each such step after the previous
     ones) answers False, and its runs stay in the calling thread.
     """
-    blockers = [i for i, s in enumerate(steps) if s.op.op_def.extra.get("calls_python")
-                and not s.op.attrs.get("is_grad")]
+    blockers = [i for i, b in enumerate(blocking) if b]
     if len(blockers) < 2:
         return False
     ancestors = [0] * len(steps)

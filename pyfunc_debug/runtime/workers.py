@@ -22,7 +22,13 @@ _IDLE_SECONDS = 30.0
 
 
 class Helpers:
-    """A ``submit(fn, *args) -> Future`` pool that grows instead of queueing."""
+    """A ``submit(fn, *args) -> Future`` pool that grows instead of queueing.
+
+    ``offload_all = False`` tells ``run_parallel`` to hand it only the steps
+    that may block (wrapped functions) and run the rest in the calling thread.
+    """
+
+    offload_all = False
 
     def __init__(self, name: str = "pfd-ready"):
         self._name = name
