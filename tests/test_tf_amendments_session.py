@@ -344,3 +344,38 @@ def test_a_failing_cheap_op_in_a_concurrent_plan_releases_the_helpers():
         got, one = sess.run([a, b], {x: [1, 2, 3, 4]})
     np.testing.assert_array_equal(got, [[1, 2], [3, 4]])
     assert one == 1
+
+
+def test_session_block_runs_tf_style_cached_session_code():
+    """The shape of TF's own py_func tests: ops built inside ``with Session():``,
+    evaluated with ``eval``/``op.run`` on the default session."""
+    q = queue.Queue(1)
+
+    def hand_over():
+        q.put(42)
+        q.join()  # until the taker has called task_done
+        return np.int64(42)
+
+    def take():
+        v = q.get(block=True)
+        q.task_done()
+        return np.int64(v)
+
+    with tf.compat.v1.Session() as sess:
+        a = tf.constant(1 + 1j, dtype=tf.complex64)
+        b = tf.constant(2 - 2j, dtype=tf.complex64)
+        diff = tf.compat.v1.py_func(lambda x, y: x - y, [a, b], tf.complex64)
+        assert diff.eval() == -1 + 3j
+        spectrum = tf.compat.v1.py_func(lambda x: np.fft.rfft(x).astype(np.complex64),
+                                        [tf.constant([1., 2., 3., 4.])], tf.complex64)
+        np.testing.assert_allclose(spectrum.eval(), np.fft.rfft([1., 2., 3., 4.]), rtol=1e-6)
+        both = tf.compat.v1.py_func(lambda x, y: x and y,
+                                    [tf.constant(True), tf.constant(False)], tf.bool)
+        assert not both.eval()
+        pair = [tf.compat.v1.py_func(hand_over, [], tf.int64),
+                tf.compat.v1.py_func(take, [], tf.int64)]
+        assert list(sess.run(pair)) == [42, 42]
+        kept = np.array([1.0, 2.0], np.float32)
+        (alias,) = tf.compat.v1.py_func(lambda: kept, [], [tf.float32])
+        (alias + tf.constant([2.0, 3.0])).op.run()
+        np.testing.assert_array_equal(kept, [1.0, 2.0])

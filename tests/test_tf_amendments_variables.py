@@ -115,3 +115,14 @@ def test_eager_variable_updated_by_a_function_on_every_call():
     assert float(step(tf.constant(1.0))) == 1.0
     assert float(step(tf.constant(2.0))) == 3.0
     assert v.numpy() == 3.0
+
+
+def test_returning_a_variable_from_py_function_is_refused_like_tf():
+    with pytest.raises(tf.errors.UnknownError, match="Attempting to return a variable"):
+        tf.py_function(lambda: tf.Variable(0.0), [], tf.float32)
+    g = tf.Graph()
+    with g.as_default():
+        y = tf.py_function(lambda: tf.Variable(0.0), [], tf.float32)
+    with tf.compat.v1.Session(graph=g) as sess:
+        with pytest.raises(tf.errors.UnknownError, match="read_value"):
+            sess.run(y)
