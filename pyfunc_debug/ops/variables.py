@@ -110,12 +110,16 @@ ASSIGN = _stateful("Assign", _bind_update(None), _update_infer, attr_types=_VAR_
 ASSIGN_ADD = _stateful("AssignAdd", _bind_update(np.add), _update_infer, attr_types=_VAR_ATTRS)
 ASSIGN_SUB = _stateful("AssignSub", _bind_update(np.subtract), _update_infer,
                        attr_types=_VAR_ATTRS)
+_EAGER_VAR_ATTRS = {"var": lambda v: getattr(type(v), "_pfd_variable", False)}
 READ_EAGER = _stateful("ReadVariableOp", _bind_eager_read,
-                       lambda a, i: [(a["var"].dtype, a["var"].shape)])
-ASSIGN_EAGER = _stateful("AssignVariableOp", _bind_eager_update(None), _update_infer)
-ASSIGN_ADD_EAGER = _stateful("AssignAddVariableOp", _bind_eager_update(np.add), _update_infer)
+                       lambda a, i: [(a["var"].dtype, a["var"].shape)],
+                       attr_types=_EAGER_VAR_ATTRS)
+ASSIGN_EAGER = _stateful("AssignVariableOp", _bind_eager_update(None), _update_infer,
+                         attr_types=_EAGER_VAR_ATTRS)
+ASSIGN_ADD_EAGER = _stateful("AssignAddVariableOp", _bind_eager_update(np.add), _update_infer,
+                             attr_types=_EAGER_VAR_ATTRS)
 ASSIGN_SUB_EAGER = _stateful("AssignSubVariableOp", _bind_eager_update(np.subtract),
-                             _update_infer)
+                             _update_infer, attr_types=_EAGER_VAR_ATTRS)
 # what an eager read records on a tape: the gradient passes straight to the variable
 READ = register(OpDef("ReadVariable", kernel=lambda a: (lambda v: v),
                       infer=lambda a, i: [(i[0].dtype, i[0].shape)], grad=_identity_grad))
@@ -136,8 +140,12 @@ class Variable:
     _pfd_variable = True
     __array_priority__ = 100
 
-    def __init__(self, initial_value=None, trainable=True, name=None, dtype=None,
-                 validate_shape=True, **_ignored):
+    def __init__(self, initial_value=None, trainable=True, validate_shape=True,
+                 caching_device=None, name=None, variable_def=None, dtype=None,
+                 import_scope=None, constraint=None, synchronization=None,
+                 aggregation=None, shape=None):
+        # TF's signature; placement, distribution and constraint arguments are accepted
+        # and have no effect here
         if initial_value is None:
             raise ValueError("initial_value must be specified.")
         if callable(initial_value):
