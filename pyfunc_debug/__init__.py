@@ -7,8 +7,8 @@ Public names only; see SPEC §2 and README.md.
 from __future__ import annotations
 
 from . import errors
-from .dtypes import (DType, as_dtype, bool, float16, float32, float64, int8, int16,  # noqa: A004
-                     int32, int64, string, uint8, uint16, uint32, uint64)
+from .dtypes import (DType, as_dtype, bool, complex64, complex128, float16, float32,  # noqa: A004
+                     float64, int8, int16, int32, int64, string, uint8, uint16, uint32, uint64)
 from .graph.graph import (Graph, control_dependencies, device, executing_eagerly,
                           get_default_graph, name_scope, reset_default_graph)
 from .graph.operation import Operation
@@ -25,6 +25,7 @@ from .ops.math_ops import (abs, add, cast, divide, equal, exp, greater, greater_
                            not_equal, pow, reduce_max, reduce_mean, reduce_sum, sinh, sqrt,
                            square, subtract, tanh, truediv)
 from .ops.script_ops import numpy_function, py_func, py_function
+from .ops.variables import Variable
 from .autodiff import gradients
 from .runtime.session import Session
 from .runtime.function import function
@@ -48,5 +49,6 @@ __all__ = [
     "negative", "not_equal", "pow", "reduce_max", "reduce_mean", "reduce_sum", "sinh", "sqrt",
     "square", "subtract", "tanh", "truediv", "numpy_function", "py_func", "py_function",
     "gradients", "Session", "function", "import_graph_def", "compat", "contrib", "math", "nn",
-    "events", "trace", "load_trace", "diff_traces", "debug",
+    "events", "trace", "load_trace", "diff_traces", "debug", "Variable", "complex64",
+    "complex128",
 ]

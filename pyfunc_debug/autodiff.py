@@ -8,7 +8,11 @@ from __future__ import annotations
 
 import warnings
 
-from .graph.tensor import Tensor
+from .eager import tape as _tape
+from .graph.graph import name_scope
+from .graph.tensor import SymbolicTensor
+from .ops.array_ops import ones_like, zeros_like
+from .ops.math_ops import add
 
 __all__ = ["backprop", "gradients"]
 
@@ -20,7 +24,6 @@ def _grad_fn(op):
 def _sum(grads):
     if not grads:
         return None
-    from .ops.math_ops import add
     total = grads[0]
     for g in grads[1:]:
         total = add(total, g)
@@ -37,7 +40,6 @@ def _warn_blocked(op) -> None:
 
 def backprop(records, targets, seeds, sources, unconnected="none"):
     """Gradients of ``targets`` w.r.t. ``sources`` over ``records`` (forward order)."""
-    from .ops.array_ops import ones_like, zeros_like
     grads: dict[int, list] = {}
     for t, s in zip(targets, seeds):
         grads.setdefault(id(t), []).append(ones_like(t) if s is None else s)
@@ -47,12 +49,13 @@ def backprop(records, targets, seeds, sources, unconnected="none"):
             continue
         fn = _grad_fn(op)
         if fn is None:
-            if op.op_def.extra.get("blocks_gradient") and any(x.dtype.is_floating for x in inputs):
+            if op.op_def.extra.get("blocks_gradient") and any(x.dtype.is_differentiable
+                                                              for x in inputs):
                 _warn_blocked(op)
             continue
         out_grads = [zeros_like(o) if g is None else g for g, o in zip(out_grads, outputs)]
         for x, g in zip(inputs, fn(op, inputs, outputs, out_grads)):
-            if g is not None and x.dtype.is_floating:
+            if g is not None and x.dtype.is_differentiable:
                 grads.setdefault(id(x), []).append(g)
     result = []
     for s in sources:
@@ -82,13 +85,17 @@ def _between(ys, xs) -> list:
     return records
 
 
+def _as_symbolic(t):
+    """A graph variable stands for the tensor that reads it."""
+    return t._pfd_tensor() if getattr(type(t), "_pfd_variable", False) else t
+
+
 def gradients(ys, xs, grad_ys=None, name="gradients", unconnected_gradients="none"):
     """Symbolic d(sum of ys)/d(xs) in a graph; a list with ``None`` for unconnected xs."""
-    from .graph.graph import name_scope
-    ys = list(ys) if isinstance(ys, (list, tuple)) else [ys]
-    xs = list(xs) if isinstance(xs, (list, tuple)) else [xs]
+    ys = [_as_symbolic(y) for y in (ys if isinstance(ys, (list, tuple)) else [ys])]
+    xs = [_as_symbolic(x) for x in (xs if isinstance(xs, (list, tuple)) else [xs])]
     for t in ys + xs:
-        if not isinstance(t, Tensor):
+        if not isinstance(t, SymbolicTensor):
             raise TypeError(f"gradients works on symbolic tensors of a graph, got {t!r}; "
                             "in eager code use pfd.GradientTape.")
     seeds = list(grad_ys) if isinstance(grad_ys, (list, tuple)) else \
@@ -98,3 +105,6 @@ def gradients(ys, xs, grad_ys=None, name="gradients", unconnected_gradients="non
         return backprop(_between(ys, xs), ys, seeds, xs,
                         unconnected=str(getattr(unconnected_gradients, "value",
                                                 unconnected_gradients)).lower())
+
+
+_tape.install_backprop(backprop)

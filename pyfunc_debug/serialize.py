@@ -10,15 +10,19 @@ from __future__ import annotations
 
 import base64
 import importlib
+import sys
+import types
 
 import numpy as np
 
 from .dtypes import DType, as_dtype
+from .graph import graph as _graph_mod
 from .graph.graph import get_default_graph
 from .graph.operation import Operation
 from .graph.shape import TensorShape
 from .graph.source import SourceLocation
-from .ops.registry import lookup
+from .graph_def_check import check_graph_def
+from .ops.registry import check_attrs, check_types, lookup
 from .ops.script_ops import Callback, callback_registry
 
 __all__ = ["graph_to_dict", "import_graph_def", "GRAPH_DEF_VERSION"]
@@ -84,16 +88,39 @@ def graph_to_dict(graph) -> dict:
 
 
 def _resolve(qualname: str):
+    """The plain function ``module:qualname`` names, or ``None``.
+
+    Only a Python function (not a builtin, class or other callable) whose own
+    ``__module__`` and ``__qualname__`` equal the recorded ones; the path is
+    looked up in the module's and its classes' own namespaces (no ``getattr``
+    chains through other objects or modules); standard-library modules are
+    never used, so a crafted file cannot bind ``os:system`` or ``builtins:eval``.
+    """
     module_name, _, attr_path = qualname.partition(":")
-    if "<locals>" in attr_path or "<lambda>" in attr_path or not attr_path:
+    parts = attr_path.split(".")
+    if not all(p.isidentifier() for p in parts) or \
+            not all(p.isidentifier() for p in module_name.split(".")):
+        return None  # <locals>, <lambda>, empty names
+    if module_name.split(".")[0] in _REFUSED_MODULES:
         return None
     try:
         obj = importlib.import_module(module_name)
-        for part in attr_path.split("."):
-            obj = getattr(obj, part)
-    except (ImportError, AttributeError):
+    except Exception:  # noqa: BLE001 - an import that fails leaves the op unbound
         return None
-    return obj if callable(obj) else None
+    for i, part in enumerate(parts):
+        obj = vars(obj).get(part) if hasattr(obj, "__dict__") else None
+        if isinstance(obj, (staticmethod, classmethod)):
+            obj = obj.__func__
+        if i < len(parts) - 1 and not (isinstance(obj, type) and obj.__module__ == module_name):
+            return None  # only classes of that module lie on the path
+    if not isinstance(obj, types.FunctionType):
+        return None
+    if obj.__module__ != module_name or obj.__qualname__ != attr_path:
+        return None
+    return obj
+
+
+_REFUSED_MODULES = frozenset(sys.stdlib_module_names) | {"builtins", "__builtin__"}
 
 
 def _callback_for(attrs, resolve_functions):
@@ -101,7 +128,7 @@ def _callback_for(attrs, resolve_functions):
     if cb is not None:
         return cb
     if resolve_functions:
-        func = _resolve(attrs.get("func_name", ""))
+        func = _resolve(str(attrs.get("func_name", "")))
         if func is not None:
             cb = Callback(func, attrs["token"], attrs["func_name"])
             callback_registry.setdefault(attrs["token"], cb)
@@ -111,44 +138,85 @@ def _callback_for(attrs, resolve_functions):
 
 def import_graph_def(graph_def, input_map=None, return_elements=None, name="import",
                      resolve_functions=False):
-    """Rebuild ``graph_def`` into the default graph, names prefixed ``name/``."""
-    if not isinstance(graph_def, dict) or "node" not in graph_def:
-        raise ValueError("import_graph_def expects the dict made by Graph.as_graph_def().")
+    """Rebuild ``graph_def`` into the default graph, names prefixed ``name/``.
+
+    The definition is checked first: a node with missing or mistyped keys, an
+    unknown op type, an input naming no node (or no such output), or a cycle
+    raises ``ValueError`` naming the node. Nodes may come in any order.
+
+    ``resolve_functions=True`` re-binds wrapped functions not registered in
+    this process by their recorded ``module:qualname``: it **imports the
+    modules the file names** (running their top-level code), then binds only a
+    plain function defined there under exactly that name (never a builtin or a
+    standard-library function). Use it only on graph definitions you trust.
+    """
+    nodes = check_graph_def(graph_def)
     graph = get_default_graph()
     prefix = f"{name}/" if name else ""
     input_map = {k if ":" in k else f"{k}:0": v for k, v in (input_map or {}).items()}
     ops_by_name, tensors = {}, {}
-    for node in graph_def["node"]:
-        op_def = lookup(node["op"])
-        inputs, controls = [], []
-        for ref in node["input"]:
-            if ref.startswith("^"):
-                controls.append(ops_by_name[ref[1:]])
-            else:
-                inputs.append(input_map[ref] if ref in input_map else tensors[ref])
-        attrs = {k: _decode_value(v, ops_by_name) for k, v in node["attr"].items()}
-        if "token" in attrs and not attrs.get("is_grad"):
-            cb = _callback_for(attrs, resolve_functions)
-            attrs["callback"] = cb
-            if cb is not None:
-                graph._keep_alive(cb)
-        with graph.control_dependencies(controls), graph.device(node.get("device", "")):
-            specs = _out_specs(op_def, attrs, inputs)
-            op = graph.create_op(op_def, inputs, attrs, name=prefix + node["name"],
-                                 out_specs=specs, source=SourceLocation(*node["source"]))
-        if attrs.get("is_grad"):
-            fwd = attrs["forward"]
-            fwd._grad_consumers = fwd._grad_consumers + (op,)
+    for node in nodes:
+        try:
+            op = _import_node(node, graph, prefix, input_map, ops_by_name, tensors,
+                              resolve_functions)
+        except (KeyError, IndexError, AttributeError, TypeError, ValueError) as e:
+            raise ValueError(f"import_graph_def: node '{node['name']}' ({node['op']}): "
+                             f"{type(e).__name__}: {e}") from e
         ops_by_name[node["name"]] = op
         for i, t in enumerate(op.outputs):
             tensors[f"{node['name']}:{i}"] = t
     if return_elements is None:
         return None
-    return [tensors[r] if ":" in r else ops_by_name[r] for r in return_elements]
+    out = []
+    for r in return_elements:
+        found = tensors.get(r) if ":" in str(r) else ops_by_name.get(r)
+        if found is None:
+            raise ValueError(f"import_graph_def: return element {r!r} is not in the graph.")
+        out.append(found)
+    return out
+
+
+def _import_node(node, graph, prefix, input_map, ops_by_name, tensors, resolve_functions):
+    op_def = lookup(node["op"])
+    inputs, controls = [], []
+    for ref in node["input"]:
+        if ref.startswith("^"):
+            controls.append(ops_by_name[ref[1:]])
+        else:
+            inputs.append(input_map[ref] if ref in input_map else tensors[ref])
+    attrs = {k: _decode_value(v, ops_by_name) for k, v in node["attr"].items()}
+    if "token" in attrs and not attrs.get("is_grad"):
+        cb = _callback_for(attrs, resolve_functions)
+        attrs["callback"] = cb
+        if cb is not None:
+            graph._keep_alive(cb)
+    check_attrs(op_def, attrs)
+    check_types(op_def, inputs, eager=False)
+    with graph.control_dependencies(controls), graph.device(node["device"]):
+        specs = _out_specs(op_def, attrs, inputs)
+        op = graph.create_op(op_def, inputs, attrs, name=prefix + node["name"],
+                             out_specs=specs, source=SourceLocation(*node["source"]))
+    # build the kernel now: a definition it cannot run with fails here, naming the node
+    op_def.bind(op) if op_def.bind is not None else op_def.kernel(op.attrs)
+    if op_def.cse_key is not None:
+        op_def.cse_key(op)
+    if attrs.get("is_grad"):
+        fwd = attrs["forward"]
+        fwd._grad_consumers = fwd._grad_consumers + (op,)
+    return op
 
 
 def _out_specs(op_def, attrs, inputs):
     if op_def.name == "Placeholder":
         return [(attrs["dtype"], attrs["shape"])]
-    return op_def.infer(attrs, inputs)
+    specs = op_def.infer(attrs, inputs)
+    if op_def.name == "Const":
+        value = np.asarray(attrs["value"])
+        want = attrs["dtype"].np_dtype
+        if value.dtype != want and not (attrs["dtype"].is_string and value.dtype.kind in "OSU"):
+            raise TypeError(f"Const value of dtype {value.dtype} does not match its dtype "
+                            f"attr {attrs['dtype'].name}")
+    return specs
 
+
+_graph_mod.graph_def_writer = graph_to_dict

@@ -11,3 +11,20 @@ def fresh_default_graph():
     pfd.reset_default_graph()
     yield
     pfd.reset_default_graph()
+
+
+# Hypothesis profiles for the property-based suite (tests/test_fuzz_*.py):
+# "ci" (default) keeps the suite fast; PFD_HYPOTHESIS_PROFILE=long explores far more.
+try:
+    import os
+
+    from hypothesis import HealthCheck, settings
+
+    _COMMON = dict(deadline=None, derandomize=False,
+                   suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large,
+                                          HealthCheck.filter_too_much])
+    settings.register_profile("ci", max_examples=40, **_COMMON)
+    settings.register_profile("long", max_examples=2500, **_COMMON)
+    settings.load_profile(os.environ.get("PFD_HYPOTHESIS_PROFILE", "ci"))
+except ImportError:  # hypothesis is in the dev extra; without it the fuzz suite is skipped
+    pass

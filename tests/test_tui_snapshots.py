@@ -26,7 +26,7 @@ import pytest
 import pyfunc_debug as pfd
 from pyfunc_debug import events as ev
 from pyfunc_debug.debug import run_loop
-from pyfunc_debug.runtime import executor, observed
+from pyfunc_debug.runtime import executor, loop, observed  # noqa: F401
 from tui.launch import demo_app
 from tui.replay import ReplayApp
 
@@ -38,7 +38,7 @@ def deterministic(tmp_path, monkeypatch):
     monkeypatch.setattr(run_loop, "_now", clock)
     monkeypatch.setattr(observed, "_now", clock)
     monkeypatch.setattr(ev, "next_seq", itertools.count(1).__next__)
-    monkeypatch.setattr(executor, "_run_ids", itertools.count(1))
+    monkeypatch.setattr(loop, "_run_ids", itertools.count(1))
     return tmp_path
 
 

@@ -9,15 +9,11 @@ from ..ops.array_ops import placeholder
 from ..ops.script_ops import numpy_function, py_func, py_function
 from ..runtime.session import InteractiveSession, Session, get_default_session
 from ..ops.convert import constant, convert_to_tensor
+from ..ops.variables import Variable, global_variables_initializer, variables_initializer
 
 __all__ = ["Graph", "placeholder", "py_func", "numpy_function", "py_function", "Session",
            "InteractiveSession", "get_default_session", "gradients", "get_default_graph",
            "reset_default_graph", "disable_eager_execution", "enable_eager_execution",
            "name_scope", "control_dependencies", "device", "executing_eagerly", "constant",
-           "convert_to_tensor", "global_variables_initializer"]
-
-
-def global_variables_initializer():
-    """There are no variables here; a no-op keeps v1 scripts running."""
-    from ..ops.array_ops import no_op
-    return no_op(name="init")
+           "convert_to_tensor", "global_variables_initializer", "variables_initializer",
+           "Variable"]

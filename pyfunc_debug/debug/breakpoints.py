@@ -7,6 +7,9 @@ from .conditions import Condition, compile_condition
 
 __all__ = ["Breakpoint"]
 
+# bumped when any breakpoint is added or removed (mid-run too); run loops compare it
+changes = [0]
+
 
 class Breakpoint:
     """A place to pause; ``enabled`` toggles it, ``hits`` counts matching executions.

@@ -16,17 +16,17 @@ import numpy as np
 
 from .. import events as ev
 from ..errors import CancelledError
-from .breakpoints import Breakpoint
+from .breakpoints import Breakpoint, changes
 from .console import ConsoleFrontend
 from .pause import ACTIONS, Pause
 from .pdb_bridge import PdbRunner
+from .run_loop import run_debugged
 from ..trace.summary import summarize
 
 __all__ = ["Debugger", "attached"]
 
 _attached: list = []     # debuggers, in attach order
 _attach_lock = threading.Lock()
-changes = [0]            # bumped when any breakpoint is added or removed (mid-run too)
 
 
 def attached() -> tuple:
@@ -68,7 +68,8 @@ class Debugger:
         self._op_breakpoint = Breakpoint(op_type="Breakpoint")  # pfd.debug.breakpoint ops
         self._watch: dict = {}
         self._tls = threading.local()
-        self._pause_lock = threading.Lock()
+        # re-entrant: a frontend may run the session again and pause inside it
+        self._pause_lock = threading.RLock()
         self._saved_hook = None
         self._interrupted = False
         self._warning_sub = None
@@ -311,5 +312,4 @@ def _wraps(op) -> bool:
 
 
 def _run_debugged(plan, vals, ctx, pool):
-    from .run_loop import run_debugged
     run_debugged(plan, vals, ctx, pool, attached())

@@ -17,8 +17,11 @@ import numpy as np
 from .. import events as ev
 from ..eager.execute import watching_eager
 from ..errors import CancelledError, OpError
-from ..runtime.executor import _PASS_THROUGH, _run_folds, annotate_error, run_steps
+from .breakpoints import changes
+from ..runtime.loop import PASS_THROUGH as _PASS_THROUGH, annotate_error, run_folds as _run_folds, \
+    run_steps
 from ..runtime.modified import inputs_after, report_modified
+from ..runtime.parallel import run_parallel
 from ..runtime.observed import (fold_items, main_items, report_interrupt, run_end, run_start,
                                 run_steps_observed, step_info)
 from ..trace.summary import summarize
@@ -36,7 +39,6 @@ def run_debugged(plan, vals, ctx, pool, dbgs) -> None:
         if plan.fold_steps and not plan.folds_done:
             _run_folds(plan, vals, ctx, (lambda: run_steps_observed(fold_items(plan), vals, ctx))
                        if observed else None)
-        from .debugger import changes
         state = [None, frozenset(), ()]  # (breakpoint changes seen, watched steps, sorted)
 
         def watched():
@@ -56,7 +58,6 @@ def run_debugged(plan, vals, ctx, pool, dbgs) -> None:
 
         try:
             if pool is not None and len(plan.steps) >= 2:
-                from ..runtime.parallel import run_parallel
                 run_parallel(plan, vals, ctx, pool, one)
             else:
                 _run_sequential(plan, vals, ctx, dbgs, observed, watched, state)

@@ -5,6 +5,9 @@ import contextlib
 import threading
 import time
 
+import numpy as np
+
+from ..dtypes import scalar_or_array
 from .tensor import EagerTensor
 from . import tape as tape_mod
 
@@ -52,9 +55,8 @@ class _EagerOp:
 
 
 def execute(op_def, inputs, attrs, name=None):
-    """Compute ``op_def`` on eager ``inputs``; returns a list of ``EagerTensor``."""
-    from ..ops.convert import convert_to_tensor
-    tensors = [x if isinstance(x, EagerTensor) else convert_to_tensor(x) for x in inputs]
+    """Compute ``op_def`` on ``EagerTensor`` inputs; returns a list of ``EagerTensor``."""
+    tensors = inputs
     values = [t._value for t in tensors]
     fn = op_def.kernel(attrs)
     watched = getattr(_local, "parent", None)
@@ -110,6 +112,4 @@ def _as_dtype(value, dtype):
     vdt = getattr(value, "dtype", None)
     if vdt is np_dtype or vdt == np_dtype:
         return value
-    from ..ops.convert import scalar_or_array
-    import numpy as np
     return scalar_or_array(np.asarray(value).astype(np_dtype))

@@ -10,9 +10,16 @@ import threading
 
 from ..nest import flatten, pack_sequence_as
 
-__all__ = ["GradientTape", "recording", "record"]
+__all__ = ["GradientTape", "recording", "record", "install_backprop"]
 
 _local = threading.local()
+# ``autodiff`` installs its backprop here when imported: eager/ never imports upward.
+_backprop = None
+
+
+def install_backprop(fn) -> None:
+    global _backprop
+    _backprop = fn
 
 
 def _active() -> list:
@@ -27,6 +34,15 @@ def recording() -> bool:
     return bool(getattr(_local, "tapes", None))
 
 
+def variable_accessed(var) -> None:
+    """A trainable variable read while tapes record is watched by them (TF's default)."""
+    if not var.trainable:
+        return
+    for tape in _local.tapes:
+        if tape._watch_accessed:
+            tape._tracked[id(var)] = var
+
+
 def record(op, inputs, outputs) -> None:
     for tape in list(_local.tapes):
         tape._record(op, inputs, outputs)
@@ -35,12 +51,14 @@ def record(op, inputs, outputs) -> None:
 class GradientTape:
     """Record ops on watched tensors; ``gradient(target, sources)`` differentiates.
 
-    Trainable variables do not exist here, so only watched tensors (and what is
-    computed from them) are recorded: call ``tape.watch(x)``.
+    Watched tensors (``tape.watch(x)``) and trainable variables read in the
+    block (unless ``watch_accessed_variables=False``) are recorded, with what is
+    computed from them.
     """
 
     def __init__(self, persistent: bool = False, watch_accessed_variables: bool = True):
         self._persistent = persistent
+        self._watch_accessed = watch_accessed_variables
         self._records: list = []
         self._tracked: dict[int, object] = {}
         self._used = False
@@ -57,7 +75,7 @@ class GradientTape:
 
     def watch(self, tensor) -> None:
         for t in flatten(tensor):
-            if getattr(t, "dtype", None) is not None and t.dtype.is_floating:
+            if getattr(t, "dtype", None) is not None and t.dtype.is_differentiable:
                 self._tracked[id(t)] = t
 
     def watched_tensors(self) -> list:
@@ -93,7 +111,6 @@ class GradientTape:
     def gradient(self, target, sources, output_gradients=None,
                  unconnected_gradients="none"):
         """d(target)/d(sources), shaped like ``sources``; ``None`` where unconnected."""
-        from ..autodiff import backprop
         if self._used and not self._persistent:
             raise RuntimeError("A non-persistent GradientTape can only be used to compute "
                                "one set of gradients (or jacobians).")
@@ -102,7 +119,7 @@ class GradientTape:
         seeds = flatten(output_gradients) if output_gradients is not None else [None] * len(targets)
         flat_sources = flatten(sources)
         with self.stop_recording():
-            grads = backprop(self._records, targets, seeds, flat_sources,
+            grads = _backprop(self._records, targets, seeds, flat_sources,
                              unconnected=str(getattr(unconnected_gradients, "value",
                                                      unconnected_gradients)).lower())
         return pack_sequence_as(sources, grads)

@@ -11,16 +11,18 @@ import threading
 
 from .operation import Operation
 from .source import user_frame
-from .tensor import Tensor
+from .tensor import SymbolicTensor, Tensor
 
 __all__ = ["Graph", "get_default_graph", "reset_default_graph", "building_graph",
            "eager_mode", "name_scope", "control_dependencies", "device",
            "disable_eager_execution", "enable_eager_execution", "executing_eagerly",
-           "EAGER"]
+           "building", "pin_eager", "EAGER"]
 
 EAGER = object()
 _state = threading.local()
 _global = {"graph": None, "eager_disabled": False}
+# Filled by ``serialize`` when it is imported: graph/ never imports upward.
+graph_def_writer = None
 
 
 def _stack() -> list:
@@ -44,6 +46,7 @@ class Graph:
         self._device_stack: list[str] = []
         self._lock = threading.Lock()
         self._keepalive: list = []  # wrapped functions used by ops (TF#51)
+        self._collections: dict[str, list] = {}
 
     # -- context ---------------------------------------------------------
     @contextlib.contextmanager
@@ -101,7 +104,7 @@ class Graph:
                            source, len(self._ops))
             if out_specs is None:
                 out_specs = op_def.infer(attrs, inputs)
-            op.outputs = [Tensor(op, i, dtype, shape)
+            op.outputs = [SymbolicTensor(op, i, dtype, shape)
                           for i, (dtype, shape) in enumerate(out_specs)]
             self._ops.append(op)
             self._by_name[unique] = op
@@ -119,7 +122,7 @@ class Graph:
         except KeyError:
             raise KeyError(f"The name '{name}' refers to an Operation not in the graph.") from None
 
-    def get_tensor_by_name(self, name: str) -> Tensor:
+    def get_tensor_by_name(self, name: str) -> SymbolicTensor:
         if not isinstance(name, str):
             raise TypeError(f"Tensor names are strings, not {type(name).__name__}.")
         op_name, sep, index = name.rpartition(":")
@@ -141,15 +144,27 @@ class Graph:
         """Resolve a fetch: a Tensor/Operation of this graph or a name."""
         if isinstance(obj, str):
             return self.get_tensor_by_name(obj) if ":" in obj else self.get_operation_by_name(obj)
-        if isinstance(obj, (Tensor, Operation)):
+        as_tensor = getattr(obj, "_pfd_tensor", None)  # a Variable reads itself
+        if as_tensor is not None and getattr(obj, "graph", None) is self:
+            obj = as_tensor()
+        if isinstance(obj, (SymbolicTensor, Operation)):
             if obj.graph is not self:
                 raise ValueError(f"{obj!r} is not an element of this graph.")
             return obj
         raise TypeError(f"Can not convert a {type(obj).__name__} into a Tensor or Operation.")
 
     def as_graph_def(self) -> dict:
-        from ..serialize import graph_to_dict
-        return graph_to_dict(self)
+        """The graph as a JSON-able dict (``pfd.import_graph_def`` reads it back)."""
+        return graph_def_writer(self)
+
+    # -- collections (TF 1.x: "variables", "trainable_variables", ...) ------
+    def add_to_collection(self, name: str, value) -> None:
+        """Remember ``value`` under ``name`` (variables register themselves here)."""
+        self._collections.setdefault(name, []).append(value)
+
+    def get_collection(self, name: str) -> list:
+        """The values added under ``name``, in order (a copy)."""
+        return list(self._collections.get(name, ()))
 
     def _keep_alive(self, obj) -> None:
         self._keepalive.append(obj)
@@ -184,7 +199,22 @@ def building_graph():
 
 
 def executing_eagerly() -> bool:
+    """True when ops run at once; False while a graph is being built (TF's meaning)."""
     return building_graph() is None
+
+
+@contextlib.contextmanager
+def building(graph):
+    """Build into ``graph`` in the block; a no-op when it is already the top context."""
+    stack = _stack()
+    if stack and stack[-1] is graph:
+        yield graph
+        return
+    stack.append(graph)
+    try:
+        yield graph
+    finally:
+        stack.pop()
 
 
 @contextlib.contextmanager
@@ -198,11 +228,18 @@ def eager_mode():
         stack.pop()
 
 
+def pin_eager() -> None:
+    """Make the calling (runtime-owned helper) thread run ops eagerly for good."""
+    _stack().append(EAGER)
+
+
 def disable_eager_execution() -> None:
+    """Make graph building the default everywhere (TF 1.x behaviour)."""
     _global["eager_disabled"] = True
 
 
 def enable_eager_execution() -> None:
+    """Undo ``disable_eager_execution``: ops outside a graph context run at once."""
     _global["eager_disabled"] = False
 
 
@@ -229,14 +266,13 @@ def name_scope(name: str):
 
 
 def _ops_of(control_inputs) -> list:
-    from ..eager.tensor import EagerTensor
     out = []
     for c in control_inputs:
         if isinstance(c, Operation):
             out.append(c)
-        elif isinstance(c, Tensor):
+        elif isinstance(c, SymbolicTensor):
             out.append(c.op)
-        elif isinstance(c, EagerTensor) or c is None:
+        elif isinstance(c, Tensor) or c is None:  # an eager value: nothing to wait for
             continue
         else:
             raise TypeError(f"Control input must be an Operation or a Tensor, not {c!r}.")

@@ -1,6 +1,8 @@
 """Operation: one node of a graph, with its unique name and creation site."""
 from __future__ import annotations
 
+from .defaults import require_session
+
 __all__ = ["Operation"]
 
 
@@ -44,8 +46,8 @@ class Operation:
         return tuple(self.outputs)
 
     def run(self, feed_dict=None, session=None):
-        from ..runtime.session import get_default_session
-        (session or get_default_session()).run(self, feed_dict)
+        """Run this op in ``session`` (default: the default session)."""
+        require_session(session, f"Operation '{self.name}'").run(self, feed_dict)
 
     def __repr__(self) -> str:
         return f"<pfd.Operation '{self.name}' type={self.type}>"

@@ -1,24 +1,30 @@
 """Symbolic tensors: the outputs of ops in a graph.
 
-``TensorBase`` is shared with ``EagerTensor``; ``ops/overloads.py`` installs
-the Python operators on it, so both kinds overload ``+ - * / ...`` the same way.
+``Tensor`` is the public base of both kinds, as in TensorFlow:
+``SymbolicTensor`` (a graph output) and ``EagerTensor`` (a value) subclass it,
+so ``isinstance(x, pfd.Tensor)`` holds for both. ``ops/overloads.py`` installs
+the Python operators on the base, so both overload ``+ - * / ...`` the same way.
 """
 from __future__ import annotations
 
 from ..errors import OperatorNotAllowedInGraphError
+from .defaults import require_session
 from .shape import TensorShape, as_shape
 
-__all__ = ["TensorBase", "Tensor", "TensorSpec"]
+__all__ = ["Tensor", "TensorBase", "SymbolicTensor", "TensorSpec"]
 
 
-class TensorBase:
-    """Common base of symbolic and eager tensors (operators live here)."""
+class Tensor:
+    """A tensor: symbolic (``SymbolicTensor``) or concrete (``EagerTensor``)."""
 
     __slots__ = ()
     __array_priority__ = 100  # make ndarray + tensor defer to our __radd__
 
 
-class Tensor(TensorBase):
+TensorBase = Tensor  # the name the ops use for "either kind"
+
+
+class SymbolicTensor(Tensor):
     """A symbolic output ``op:index`` of an ``Operation`` in a ``Graph``."""
 
     __slots__ = ("op", "value_index", "dtype", "_shape", "__weakref__")
@@ -51,6 +57,10 @@ class Tensor(TensorBase):
     def set_shape(self, shape) -> None:
         """Refine the static shape (what callers do after a py_func, TF#25)."""
         self._shape = self._shape.merge_with(shape)
+
+    def eval(self, feed_dict=None, session=None):
+        """This tensor's value in ``session`` (default: the default session)."""
+        return require_session(session, f"Tensor '{self.name}'").run(self, feed_dict)
 
     def consumers(self) -> list:
         return [op for op in self.op.graph.get_operations()

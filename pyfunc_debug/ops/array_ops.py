@@ -4,19 +4,19 @@ from __future__ import annotations
 import numpy as np
 
 from .. import dtypes
-from ..dtypes import as_dtype
+from ..dtypes import as_dtype, scalar_or_array
 from ..errors import InvalidArgumentError
-from ..graph.graph import get_default_graph
+from ..graph.graph import building_graph, control_dependencies, get_default_graph
 from ..graph.shape import UNKNOWN, TensorShape, as_shape, broadcast_shapes
 from ..graph.tensor import TensorBase
-from .convert import convert_to_tensor, scalar_or_array
+from .broadcast_ops import sum_to
+from .convert import CONST, convert_to_tensor
 from .dispatch import apply1
-from .registry import OpDef, register
+from .operands import pair
+from .registry import OpDef, dtype_attr, register
 
-
-def _const_kernel(attrs):
-    value = attrs["value"]
-    return lambda: value
+__all__ = ["CONST", "PLACEHOLDER", "placeholder", "identity", "reshape", "shape", "ones_like",
+           "zeros_like", "ones", "zeros", "where", "transpose", "no_op", "group"]
 
 
 def _placeholder_kernel(attrs):
@@ -26,10 +26,9 @@ def _placeholder_kernel(attrs):
     return k
 
 
-CONST = register(OpDef("Const", kernel=_const_kernel,
-                       infer=lambda a, i: [(a["dtype"], np.shape(a["value"]))]))
 PLACEHOLDER = register(OpDef("Placeholder", kernel=_placeholder_kernel,
-                             infer=lambda a, i: [(a["dtype"], a["shape"])]))
+                             infer=lambda a, i: [(a["dtype"], a["shape"])],
+                             attr_types={"dtype": dtype_attr, "shape": TensorShape}))
 
 
 def _same(attrs, inputs):
@@ -67,7 +66,8 @@ def _shape_kernel(attrs):
 SHAPE = register(OpDef("Shape", kernel=_shape_kernel,
                        infer=lambda a, i: [(a["out_type"], TensorShape(
                            (i[0].shape.rank,)) if i[0].shape.rank is not None else TensorShape((None,)))],
-                       grad=lambda op, i, o, g: [None], cse_key=lambda op: ()))
+                       grad=lambda op, i, o, g: [None], cse_key=lambda op: (),
+                       attr_types={"out_type": dtype_attr}))
 
 
 def _fill_like(value):
@@ -96,11 +96,10 @@ def _select_infer(attrs, inputs):
 
 
 def _g_select(op, inputs, outputs, grads):
-    from .math_ops import _sum_to
     c, x, y = inputs
     g = grads[0]
     zeros = zeros_like(g)
-    return [None, _sum_to(where(c, g, zeros), x), _sum_to(where(c, zeros, g), y)]
+    return [None, sum_to(where(c, g, zeros), x), sum_to(where(c, zeros, g), y)]
 
 
 SELECT = register(OpDef("SelectV2", kernel=_select_kernel, infer=_select_infer,
@@ -131,7 +130,10 @@ def _transpose_infer(attrs, inputs):
 
 
 TRANSPOSE = register(OpDef("Transpose", kernel=_transpose_kernel, infer=_transpose_infer,
-                           grad=_g_transpose, cse_key=lambda op: (op.attrs["perm"],)))
+                           grad=_g_transpose, cse_key=lambda op: (op.attrs["perm"],),
+                           attr_types={"perm": lambda v: v is None or (isinstance(v, tuple) and
+                                                                       all(type(i) is int
+                                                                           for i in v))}))
 
 # -- public functions -----------------------------------------------------
 
@@ -191,8 +193,7 @@ def where(condition, x=None, y=None, name=None):
         return apply1(WHERE_INDICES, [condition], {}, name)
     if x is None or y is None:
         raise ValueError("x and y must both be given, or neither.")
-    from .math_ops import _pair
-    x, y = _pair(x, y, "SelectV2")
+    x, y = pair(x, y, "SelectV2")
     if condition.dtype is not dtypes.bool:
         raise TypeError(f"where: condition must be bool, not {condition.dtype.name}")
     return apply1(SELECT, [condition, x, y], {}, name)
@@ -203,7 +204,6 @@ def transpose(a, perm=None, name=None):
 
 
 def no_op(name=None):
-    from ..graph.graph import building_graph
     graph = building_graph()
     if graph is None:
         return None
@@ -212,6 +212,5 @@ def no_op(name=None):
 
 def group(*inputs, name=None):
     """An op that runs after all ``inputs`` (control dependencies only)."""
-    from ..graph.graph import control_dependencies
     with control_dependencies(list(inputs)):
         return no_op(name=name or "group_deps")

@@ -2,10 +2,12 @@
 from __future__ import annotations
 
 from ..graph.graph import building_graph
-from ..graph.tensor import Tensor
+from ..graph.tensor import SymbolicTensor
 from ..eager import execute as eager
+from ..eager.tensor import EagerTensor
 from ..eager import tape as tape_mod
-from .convert import as_tensor_in
+from .convert import as_tensor_in, convert_to_tensor
+from .registry import check_types
 
 __all__ = ["apply", "apply1"]
 
@@ -13,7 +15,7 @@ __all__ = ["apply", "apply1"]
 def _graph_of(inputs):
     graph = None
     for x in inputs:
-        if x.__class__ is Tensor:
+        if x.__class__ is SymbolicTensor:
             if graph is None:
                 graph = x.op.graph
             elif x.op.graph is not graph:
@@ -30,7 +32,10 @@ def apply(op_def, inputs, attrs, name=None):
     """
     graph = _graph_of(inputs) or building_graph()
     if graph is None:
+        inputs = [x if isinstance(x, EagerTensor) else convert_to_tensor(x) for x in inputs]
+        check_types(op_def, inputs, True)
         return eager.execute(op_def, inputs, attrs, name)
+    check_types(op_def, inputs, False)
     tensors = [as_tensor_in(x, graph) for x in inputs]
     op = graph.create_op(op_def, tensors, attrs, name=name)
     if tape_mod.recording():

@@ -4,12 +4,14 @@ from __future__ import annotations
 import numpy as np
 
 from .. import dtypes
-from ..dtypes import as_dtype
+from ..dtypes import as_dtype, scalar_or_array
 from ..graph.shape import UNKNOWN, TensorShape, broadcast_shapes
-from ..graph.tensor import TensorBase
-from .convert import convert_to_tensor, scalar_or_array
+from .array_ops import ones_like, where, zeros_like
+from .broadcast_ops import sum_to as _sum_to
 from .dispatch import apply1
-from .registry import OpDef, register
+from .operands import as_tensor as _tensor, pair as _pair
+from .registry import (COMPLEX, FLOAT, INEXACT, NUMBER, REAL, OpDef, axis_attr, dtype_attr,
+                       register)
 
 # -- type/shape rules -----------------------------------------------------
 
@@ -31,7 +33,7 @@ def _bool_broadcast(attrs, inputs):
 
 
 def _div_dtype(dt):
-    if dt.is_floating:
+    if dt.is_floating or dt.is_complex:
         return dt
     return dtypes.float32 if dt.np_dtype.itemsize <= 2 else dtypes.float64
 
@@ -50,10 +52,9 @@ def _quiet(fn):
 
 # -- gradient helpers (they build ordinary ops, so they work eagerly and in graphs) --
 
-def _sum_to(g, x):
-    if g.shape.is_fully_defined() and g.shape == x.shape:
-        return g
-    return apply1(SUM_TO_SHAPE, [g, x], {})
+def _conj(t):
+    """TF's complex gradients are conj(df/dz) * upstream; conj is the identity on reals."""
+    return apply1(CONJ, [t], {}) if t.dtype.is_complex else t
 
 
 def _g_add(op, inputs, outputs, grads):
@@ -67,26 +68,27 @@ def _g_sub(op, inputs, outputs, grads):
 def _g_mul(op, inputs, outputs, grads):
     x, y = inputs
     g = grads[0]
-    return [_sum_to(g * y, x), _sum_to(g * x, y)]
+    return [_sum_to(g * _conj(y), x), _sum_to(g * _conj(x), y)]
 
 
 def _g_div(op, inputs, outputs, grads):
     x, y = inputs
     g = grads[0]
-    if not x.dtype.is_floating:
+    if not x.dtype.is_differentiable:
         return [None, None]
-    return [_sum_to(g / y, x), _sum_to(negative(g) * x / (y * y), y)]
+    return [_sum_to(g / _conj(y), x), _sum_to(negative(g) * _conj(x / (y * y)), y)]
 
 
 def _g_pow(op, inputs, outputs, grads):
     x, y = inputs
     g, z = grads[0], outputs[0]
-    gx = _sum_to(g * y * pow(x, y - 1), x)
-    if not y.dtype.is_floating:
+    gx = _sum_to(g * _conj(y * pow(x, y - 1)), x)
+    if not y.dtype.is_differentiable:
         return [gx, None]
-    positive = greater(x, 0)
-    safe_x = where(positive, x, ones_like(x))
-    gy = _sum_to(where(positive, g * z * log(safe_x), zeros_like(g * z)), y)
+    # d/dy x**y = x**y log x, taken as 0 where log x is not defined (x <= 0; x == 0 complex)
+    usable = not_equal(x, 0) if x.dtype.is_complex else greater(x, 0)
+    safe_x = where(usable, x, ones_like(x))
+    gy = _sum_to(where(usable, g * _conj(z * log(safe_x)), zeros_like(g * z)), y)
     return [gx, gy]
 
 
@@ -95,36 +97,45 @@ def _g_neg(op, inputs, outputs, grads):
 
 
 def _g_abs(op, inputs, outputs, grads):
-    return [grads[0] * sign(inputs[0])]
+    x, y = inputs[0], outputs[0]
+    if not x.dtype.is_complex:
+        return [grads[0] * sign(x)]
+    # |z| is real: its gradient is g * z / |z| (0 at z == 0), as TF's ComplexAbs
+    safe = where(equal(y, 0), ones_like(y), y)
+    return [cast(grads[0], x.dtype) * x / cast(safe, x.dtype)]
 
 
 def _g_square(op, inputs, outputs, grads):
-    return [grads[0] * (2 * inputs[0])]
+    return [grads[0] * _conj(2 * inputs[0])]
 
 
 def _g_sqrt(op, inputs, outputs, grads):
-    return [grads[0] * 0.5 / outputs[0]]
+    return [grads[0] * 0.5 / _conj(outputs[0])]
 
 
 def _g_exp(op, inputs, outputs, grads):
-    return [grads[0] * outputs[0]]
+    return [grads[0] * _conj(outputs[0])]
 
 
 def _g_log(op, inputs, outputs, grads):
-    return [grads[0] / inputs[0]]
+    return [grads[0] / _conj(inputs[0])]
 
 
 def _g_sinh(op, inputs, outputs, grads):
-    return [grads[0] * cosh(inputs[0])]
+    return [grads[0] * _conj(cosh(inputs[0]))]
 
 
 def _g_cosh(op, inputs, outputs, grads):
-    return [grads[0] * sinh(inputs[0])]
+    return [grads[0] * _conj(sinh(inputs[0]))]
 
 
 def _g_tanh(op, inputs, outputs, grads):
     y = outputs[0]
-    return [grads[0] * (1 - y * y)]
+    return [grads[0] * _conj(1 - y * y)]
+
+
+def _g_conj(op, inputs, outputs, grads):
+    return [_conj(grads[0])]
 
 
 def _g_none(op, inputs, outputs, grads):
@@ -147,7 +158,7 @@ def _g_minmax(pick):
 
 
 def _g_matmul(op, inputs, outputs, grads):
-    a, b = inputs
+    a, b = _conj(inputs[0]), _conj(inputs[1])  # the adjoint, for complex operands
     g = grads[0]
     ta, tb = op.attrs["transpose_a"], op.attrs["transpose_b"]
     if not ta and not tb:
@@ -169,7 +180,7 @@ def _g_reduce(mean):
 
 def _g_cast(op, inputs, outputs, grads):
     x = inputs[0]
-    if not (x.dtype.is_floating and outputs[0].dtype.is_floating):
+    if not (x.dtype.is_differentiable and outputs[0].dtype.is_differentiable):
         return [None]
     return [cast(grads[0], x.dtype)]
 
@@ -180,6 +191,14 @@ def _op(name, fn, infer=same_as_first, grad=None, quiet=False, cse_key=_no_attrs
     kernel_fn = _quiet(fn) if quiet else fn
     return register(OpDef(name, kernel=lambda attrs: kernel_fn, infer=infer, grad=grad,
                           cse_key=cse_key, **kw))
+
+
+def _real_of_first(attrs, inputs):
+    return [(inputs[0].dtype.real_dtype, inputs[0].shape)]
+
+
+_ANY = None
+_EQUATABLE = NUMBER | {"bool", "string"}
 
 
 def _div_kernel(attrs):
@@ -195,33 +214,38 @@ def _div_infer(attrs, inputs):
     return _broadcast(attrs, inputs, attrs["T"])
 
 
-ADD = _op("AddV2", np.add, _broadcast, _g_add)
-SUB = _op("Sub", np.subtract, _broadcast, _g_sub)
-MUL = _op("Mul", np.multiply, _broadcast, _g_mul)
+# ``allowed``: the dtypes TF registers each op for (others are refused when built)
+ADD = _op("AddV2", np.add, _broadcast, _g_add, allowed=NUMBER | {"string"})
+SUB = _op("Sub", np.subtract, _broadcast, _g_sub, allowed=NUMBER)
+MUL = _op("Mul", np.multiply, _broadcast, _g_mul, allowed=NUMBER)
 DIV = register(OpDef("RealDiv", kernel=_div_kernel, infer=_div_infer, grad=_g_div,
-                     cse_key=lambda op: (op.attrs["T"].name,)))
-POW = _op("Pow", np.power, _broadcast, _g_pow, quiet=True)
-MAXIMUM = _op("Maximum", np.maximum, _broadcast, _g_minmax(lambda x, y: greater_equal(x, y)))
-MINIMUM = _op("Minimum", np.minimum, _broadcast, _g_minmax(lambda x, y: less_equal(x, y)))
-NEG = _op("Neg", np.negative, grad=_g_neg)
-ABS = _op("Abs", np.abs, grad=_g_abs)
-SQUARE = _op("Square", np.square, grad=_g_square)
-SQRT = _op("Sqrt", np.sqrt, grad=_g_sqrt, quiet=True)
-EXP = _op("Exp", np.exp, grad=_g_exp, quiet=True)
-LOG = _op("Log", np.log, grad=_g_log, quiet=True)
-SINH = _op("Sinh", np.sinh, grad=_g_sinh, quiet=True)
-COSH = _op("Cosh", np.cosh, grad=_g_cosh, quiet=True)
-TANH = _op("Tanh", np.tanh, grad=_g_tanh)
-SIGN = _op("Sign", np.sign, grad=_g_zero)
-LESS = _op("Less", np.less, _bool_broadcast, _g_none)
-LESS_EQUAL = _op("LessEqual", np.less_equal, _bool_broadcast, _g_none)
-GREATER = _op("Greater", np.greater, _bool_broadcast, _g_none)
-GREATER_EQUAL = _op("GreaterEqual", np.greater_equal, _bool_broadcast, _g_none)
-EQUAL = _op("Equal", np.equal, _bool_broadcast, _g_none)
-NOT_EQUAL = _op("NotEqual", np.not_equal, _bool_broadcast, _g_none)
-LOGICAL_NOT = _op("LogicalNot", np.logical_not, grad=_g_none)
-IS_NAN = _op("IsNan", np.isnan, lambda a, i: [(dtypes.bool, i[0].shape)], _g_none)
-IS_INF = _op("IsInf", np.isinf, lambda a, i: [(dtypes.bool, i[0].shape)], _g_none)
+                     cse_key=lambda op: (op.attrs["T"].name,), allowed=NUMBER,
+                     attr_types={"T": dtype_attr}))
+POW = _op("Pow", np.power, _broadcast, _g_pow, quiet=True, allowed=NUMBER)
+MAXIMUM = _op("Maximum", np.maximum, _broadcast, _g_minmax(lambda x, y: greater_equal(x, y)),
+              allowed=REAL)
+MINIMUM = _op("Minimum", np.minimum, _broadcast, _g_minmax(lambda x, y: less_equal(x, y)),
+              allowed=REAL)
+NEG = _op("Neg", np.negative, grad=_g_neg, allowed=NUMBER)
+ABS = _op("Abs", np.abs, _real_of_first, grad=_g_abs, allowed=NUMBER)
+SQUARE = _op("Square", np.square, grad=_g_square, allowed=NUMBER)
+SQRT = _op("Sqrt", np.sqrt, grad=_g_sqrt, quiet=True, allowed=INEXACT)
+EXP = _op("Exp", np.exp, grad=_g_exp, quiet=True, allowed=INEXACT)
+LOG = _op("Log", np.log, grad=_g_log, quiet=True, allowed=INEXACT)
+SINH = _op("Sinh", np.sinh, grad=_g_sinh, quiet=True, allowed=INEXACT)
+COSH = _op("Cosh", np.cosh, grad=_g_cosh, quiet=True, allowed=INEXACT)
+TANH = _op("Tanh", np.tanh, grad=_g_tanh, allowed=INEXACT)
+SIGN = _op("Sign", np.sign, grad=_g_zero, allowed=NUMBER)
+CONJ = _op("Conj", np.conjugate, grad=_g_conj, allowed=COMPLEX)
+LESS = _op("Less", np.less, _bool_broadcast, _g_none, allowed=REAL)
+LESS_EQUAL = _op("LessEqual", np.less_equal, _bool_broadcast, _g_none, allowed=REAL)
+GREATER = _op("Greater", np.greater, _bool_broadcast, _g_none, allowed=REAL)
+GREATER_EQUAL = _op("GreaterEqual", np.greater_equal, _bool_broadcast, _g_none, allowed=REAL)
+EQUAL = _op("Equal", np.equal, _bool_broadcast, _g_none, allowed=_EQUATABLE)
+NOT_EQUAL = _op("NotEqual", np.not_equal, _bool_broadcast, _g_none, allowed=_EQUATABLE)
+LOGICAL_NOT = _op("LogicalNot", np.logical_not, grad=_g_none, allowed=frozenset({"bool"}))
+IS_NAN = _op("IsNan", np.isnan, lambda a, i: [(dtypes.bool, i[0].shape)], _g_none, allowed=FLOAT)
+IS_INF = _op("IsInf", np.isinf, lambda a, i: [(dtypes.bool, i[0].shape)], _g_none, allowed=FLOAT)
 
 
 def _matmul_kernel(attrs):
@@ -243,19 +267,33 @@ def _matmul_infer(attrs, inputs):
 
 
 MATMUL = register(OpDef("MatMul", kernel=_matmul_kernel, infer=_matmul_infer, grad=_g_matmul,
-                        cse_key=lambda op: (op.attrs["transpose_a"], op.attrs["transpose_b"])))
+                        cse_key=lambda op: (op.attrs["transpose_a"], op.attrs["transpose_b"]),
+                        allowed=NUMBER, attr_types={"transpose_a": bool, "transpose_b": bool}))
 
 
 def _reduce_kernel(np_fn, mean=False):
+    """A reduction whose result keeps the input's dtype (numpy sums int32 as int64)."""
     def make(attrs):
         axis, keepdims = attrs["axis"], attrs["keepdims"]
         def k(x):
-            r = np_fn(x, axis=axis, keepdims=keepdims)
-            if mean and np.asarray(x).dtype.kind in "iu":
-                r = r.astype(np.asarray(x).dtype)
+            x = np.asarray(x)
+            with np.errstate(all="ignore"):
+                r = np_fn(x, axis=axis, keepdims=keepdims)
+            if r.dtype != x.dtype:
+                r = np.asarray(r).astype(x.dtype)
             return scalar_or_array(np.asarray(r)) if np.ndim(r) == 0 else r
         return k
     return make
+
+
+def _reduce_validate(axis, x):
+    rank = x.shape.rank
+    if axis is None or rank is None:
+        return
+    for a in axis if isinstance(axis, tuple) else (axis,):
+        if not -rank <= a < rank:
+            raise ValueError(f"Invalid reduction dimension {a} for input with {rank} "
+                             f"dimensions ('{getattr(x, 'name', 'input')}').")
 
 
 def _reduce_infer(attrs, inputs):
@@ -274,45 +312,18 @@ def _reduce_key(op):
     return (op.attrs["axis"], op.attrs["keepdims"])
 
 
+_REDUCE_ATTRS = {"axis": axis_attr, "keepdims": bool}
+
+
 SUM = register(OpDef("Sum", kernel=_reduce_kernel(np.sum), infer=_reduce_infer,
-                     grad=_g_reduce(False), cse_key=_reduce_key))
+                     grad=_g_reduce(False), cse_key=_reduce_key, allowed=NUMBER,
+                     attr_types=_REDUCE_ATTRS))
 MEAN = register(OpDef("Mean", kernel=_reduce_kernel(np.mean, mean=True), infer=_reduce_infer,
-                      grad=_g_reduce(True), cse_key=_reduce_key))
+                      grad=_g_reduce(True), cse_key=_reduce_key, allowed=NUMBER,
+                     attr_types=_REDUCE_ATTRS))
 MAX = register(OpDef("Max", kernel=_reduce_kernel(np.max), infer=_reduce_infer,
-                     grad=None, cse_key=_reduce_key))
-
-
-def _sum_to_kernel(attrs):
-    def k(g, x):
-        gs, xs = np.shape(g), np.shape(x)
-        if gs == xs:
-            return g
-        lead = len(gs) - len(xs)
-        axes = tuple(range(lead)) + tuple(
-            i + lead for i, d in enumerate(xs) if d == 1 and gs[i + lead] != 1)
-        r = np.sum(g, axis=axes, keepdims=True) if axes else g
-        return scalar_or_array(np.reshape(r, xs))
-    return k
-
-
-def _g_sum_to(op, inputs, outputs, grads):
-    return [apply1(BROADCAST_LIKE, [grads[0], inputs[0]], {}), None]
-
-
-def _broadcast_like_kernel(attrs):
-    return lambda u, g: scalar_or_array(np.array(np.broadcast_to(u, np.shape(g))))
-
-
-def _g_broadcast_like(op, inputs, outputs, grads):
-    return [_sum_to(grads[0], inputs[0]), None]
-
-
-SUM_TO_SHAPE = register(OpDef("SumToShapeOf", kernel=_sum_to_kernel,
-                              infer=lambda a, i: [(i[0].dtype, i[1].shape)], grad=_g_sum_to,
-                              cse_key=_no_attrs))
-BROADCAST_LIKE = register(OpDef("BroadcastToShapeOf", kernel=_broadcast_like_kernel,
-                                infer=lambda a, i: [(i[0].dtype, i[1].shape)],
-                                grad=_g_broadcast_like, cse_key=_no_attrs))
+                     grad=None, cse_key=_reduce_key, allowed=REAL,
+                     attr_types=_REDUCE_ATTRS))
 
 
 def _reduce_grad_kernel(attrs):
@@ -342,45 +353,33 @@ def _g_reduce_grad(op, inputs, outputs, grads):
 REDUCE_GRAD = register(OpDef("ReduceGrad", kernel=_reduce_grad_kernel,
                              infer=lambda a, i: [(i[0].dtype, i[1].shape)], grad=_g_reduce_grad,
                              cse_key=lambda op: (op.attrs["axis"], op.attrs["keepdims"],
-                                                 op.attrs["mean"])))
+                                                 op.attrs["mean"]),
+                             attr_types=dict(_REDUCE_ATTRS, mean=bool)))
 
 
 def _cast_kernel(attrs):
     dst = attrs["DstT"].np_dtype
+    to_real = dst.kind != "c"
     def k(x):
-        return x.astype(dst) if hasattr(x, "astype") else dst.type(x)
+        if to_real and np.iscomplexobj(x):
+            x = np.real(x)  # TF keeps the real part; numpy would warn
+        with np.errstate(all="ignore"):
+            return x.astype(dst) if hasattr(x, "astype") else dst.type(x)
     return k
+
+
+def _cast_check(x, dtype):
+    if x.dtype.is_string != dtype.is_string:
+        raise TypeError(f"Cast from {x.dtype.name} to {dtype.name} is not supported "
+                        f"('{getattr(x, 'name', 'input')}').")
 
 
 CAST = register(OpDef("Cast", kernel=_cast_kernel,
                       infer=lambda a, i: [(a["DstT"], i[0].shape)], grad=_g_cast,
-                      cse_key=lambda op: (op.attrs["DstT"].name,)))
+                      cse_key=lambda op: (op.attrs["DstT"].name,),
+                      attr_types={"DstT": dtype_attr}))
 
 # -- public functions -----------------------------------------------------
-
-
-def _tensor(x, dtype=None):
-    return x if isinstance(x, TensorBase) else convert_to_tensor(x, dtype)
-
-
-def _pair(x, y, op_name):
-    """Convert the operands of a binary op to one dtype, as TF does for Python values."""
-    if isinstance(x, TensorBase) and not isinstance(y, TensorBase):
-        y = _convert_operand(y, x.dtype)
-    elif isinstance(y, TensorBase) and not isinstance(x, TensorBase):
-        x = _convert_operand(x, y.dtype)
-    else:
-        x, y = _tensor(x), _tensor(y)
-    if x.dtype is not y.dtype:
-        raise TypeError(f"Input 'y' of '{op_name}' Op has type {y.dtype.name} that does not "
-                        f"match type {x.dtype.name} of argument 'x'.")
-    return x, y
-
-
-def _convert_operand(value, dtype):
-    if isinstance(value, (np.ndarray, np.generic)):
-        return convert_to_tensor(value)
-    return convert_to_tensor(value, dtype)
 
 
 def _binary(op_def):
@@ -452,22 +451,39 @@ def _axis(axis):
     return int(axis)
 
 
+def _reduce(op_def, input_tensor, axis, keepdims, name):
+    x = _tensor(input_tensor)
+    axis = _axis(axis)
+    _reduce_validate(axis, x)
+    return apply1(op_def, [x], {"axis": axis, "keepdims": bool(keepdims)}, name)
+
+
 def reduce_sum(input_tensor, axis=None, keepdims=False, name=None):
-    return apply1(SUM, [_tensor(input_tensor)], {"axis": _axis(axis), "keepdims": bool(keepdims)}, name)
+    """Sum over ``axis`` (all axes when ``None``); the result keeps the input's dtype."""
+    return _reduce(SUM, input_tensor, axis, keepdims, name)
 
 
 def reduce_mean(input_tensor, axis=None, keepdims=False, name=None):
-    return apply1(MEAN, [_tensor(input_tensor)], {"axis": _axis(axis), "keepdims": bool(keepdims)}, name)
+    """Mean over ``axis``; integer inputs give integer (truncated) means, as in TF."""
+    return _reduce(MEAN, input_tensor, axis, keepdims, name)
 
 
 def reduce_max(input_tensor, axis=None, keepdims=False, name=None):
-    return apply1(MAX, [_tensor(input_tensor)], {"axis": _axis(axis), "keepdims": bool(keepdims)}, name)
+    return _reduce(MAX, input_tensor, axis, keepdims, name)
 
 
 def cast(x, dtype, name=None):
+    """``x`` as ``dtype`` (complex to real keeps the real part, as TF does)."""
     dtype = as_dtype(dtype)
     x = _tensor(x)
+    _cast_check(x, dtype)
     return apply1(CAST, [x], {"DstT": dtype}, name)
+
+
+def conj(x, name=None):
+    """The complex conjugate; the identity on real tensors (as ``tf.math.conj``)."""
+    x = _tensor(x)
+    return apply1(CONJ, [x], {}, name) if x.dtype.is_complex else x
 
 
 def sigmoid(x, name=None):
@@ -479,5 +495,3 @@ def sigmoid(x, name=None):
 def relu(x, name=None):
     return maximum(_tensor(x), 0, name=name)
 
-
-from .array_ops import ones_like, where, zeros_like  # noqa: E402  (grads use them)

@@ -23,11 +23,11 @@ from ..errors import (CancelledError, InternalError, InvalidArgumentError, OpErr
 from ..graph.graph import building_graph, eager_mode
 from ..graph.shape import UNKNOWN
 from ..graph.source import user_frame
-from ..graph.tensor import Tensor, TensorBase
+from ..graph.tensor import SymbolicTensor, TensorBase
 from ..eager.tensor import EagerTensor
 from ..eager import tape as tape_mod
 from .convert import as_tensor_in, convert_to_tensor
-from .registry import OpDef, register
+from .registry import OpDef, dtype_tuple_attr, register
 from .script_results import convert_eager_results, strict_checker
 
 __all__ = ["py_func", "numpy_function", "py_function", "Callback", "callback_registry"]
@@ -66,10 +66,34 @@ def new_callback(func) -> Callback:
 # -- exceptions from wrapped functions (TF#33, TF#34) ---------------------
 
 def map_exception(exc: BaseException) -> OpError:
-    """The TF error for an exception raised by a wrapped function; message holds the traceback."""
-    core = f"{type(exc).__name__}: {exc}\n" + "".join(
-        chunk + "\n" for chunk in traceback.format_exception(exc))
+    """The TF error for an exception raised by a wrapped function; message holds the traceback.
+
+    An ``OpError`` from a nested ``Session.run`` already carries its own
+    message and traceback text: it is quoted once, followed only by the frames
+    it crossed, so nesting grows messages linearly, never geometrically.
+    """
+    if isinstance(exc, OpError):
+        frames = traceback.format_tb(exc.__traceback__)
+        core = (f"{type(exc).__name__}: {exc.message}\nTraceback (most recent call last):\n\n"
+                + "".join(chunk + "\n" for chunk in frames))
+    else:
+        core = f"{type(exc).__name__}: {exc}\n" + "".join(
+            chunk + "\n" for chunk in _format_exception(exc))
     return error_for_exception(exc)(None, None, core)
+
+
+def _format_exception(exc) -> list:
+    """``traceback.format_exception``, with chained pyfunc-debug errors cut to one line.
+
+    A user exception raised ``from`` a nested run's error would otherwise
+    repeat that error's whole message (and its chain) at every level.
+    """
+    cause = exc.__cause__ or exc.__context__
+    if not isinstance(cause, OpError):
+        return traceback.format_exception(exc)
+    head = cause.message.splitlines()[0] if cause.message else ""
+    return [f"(caused by {type(cause).__name__}: {head} ...)\n"] + \
+        traceback.format_exception(exc, chain=False)
 
 
 def _missing_callback(op):
@@ -164,7 +188,7 @@ def tape_vjp(tape, ins, outs, grad_values):
     """Input gradients of a recorded py_function call; zeros where unconnected (TF#47)."""
     seeds = [EagerTensor(g, o.dtype) if not isinstance(g, EagerTensor) else g
              for g, o in zip(grad_values, outs)]
-    float_ins = [x for x in ins if x.dtype.is_floating]
+    float_ins = [x for x in ins if x.dtype.is_differentiable]
     with eager_mode(), tape_mod.isolated(None):
         grads = tape.gradient(outs, float_ins, output_gradients=seeds,
                               unconnected_gradients="zero")
@@ -191,7 +215,7 @@ def _g_eager_pyfunc(op, inputs, outputs, grads):
     from ..graph.graph import control_dependencies
     if op.attrs.get("is_grad"):
         return [None] * len(inputs)  # only first order (TF#46)
-    float_idx = [i for i, x in enumerate(inputs) if x.dtype.is_floating]
+    float_idx = [i for i, x in enumerate(inputs) if x.dtype.is_differentiable]
     if not float_idx:
         return [None] * len(inputs)
     graph = op.graph
@@ -222,18 +246,26 @@ def _no_kernel(attrs):
     raise InternalError(None, None, "script ops bind their kernel to the op")
 
 
+def _script_attr_types(op_def_name):
+    common = {"Tout": dtype_tuple_attr, "token": str}
+    return common if op_def_name == "EagerPyFunc" else dict(common, Tin=dtype_tuple_attr)
+
+
 # extra: "step_into" binds a kernel whose call to the wrapped function the debugger makes
 PY_FUNC = register(OpDef("PyFunc", kernel=_no_kernel, bind=_bind_pyfunc, infer=_infer_tout,
-                         grad=None, stateful=True,
+                         grad=None, stateful=True, attr_types=_script_attr_types("PyFunc"),
                          extra={"blocks_gradient": True, "hands_out_arrays": True,
-                                "step_into": _bind_pyfunc}))
+                                "step_into": _bind_pyfunc, "calls_python": True}))
 PY_FUNC_STATELESS = register(OpDef("PyFuncStateless", kernel=_no_kernel, bind=_bind_pyfunc,
                                    infer=_infer_tout, grad=None, cse_key=_cse_pyfunc,
+                                   attr_types=_script_attr_types("PyFuncStateless"),
                                    extra={"blocks_gradient": True, "hands_out_arrays": True,
-                                          "step_into": _bind_pyfunc}))
+                                          "step_into": _bind_pyfunc, "calls_python": True}))
 EAGER_PY_FUNC = register(OpDef("EagerPyFunc", kernel=_no_kernel, bind=_bind_eager_pyfunc,
                                infer=_infer_tout, grad=_g_eager_pyfunc, stateful=True,
-                               needs_ctx=True, extra={"step_into": _bind_eager_pyfunc}))
+                               attr_types=_script_attr_types("EagerPyFunc"),
+                               needs_ctx=True, extra={"step_into": _bind_eager_pyfunc,
+                                                      "calls_python": True}))
 
 # -- argument checks (TF#6, TF#7, TF#9) ------------------------------------
 
@@ -270,18 +302,18 @@ def _decorator_or_call(api, build, func, inp, Tout, **kw):
                 return build(f, list(args), Tout, **kw)
             return wrapper
         return decorator
+    if Tout is None:  # TF checks Tout first: a bare ``@py_function`` reports it
+        raise _missing_tout(api)
     if inp is None:
         raise TypeError("Missing argument `inp`:\n  You must set the `inp` argument (the list of "
                         "arguments to the\n  function), unless you use "
                         f"`tf.{api}` as a decorator(`func=None`).")
-    if Tout is None:
-        raise _missing_tout(api)
     return build(func, inp, Tout, **kw)
 
 
 def _graph_for(inp):
     for x in inp:
-        if isinstance(x, Tensor):
+        if isinstance(x, SymbolicTensor):
             return x.op.graph
     return building_graph()
 
@@ -421,7 +453,7 @@ class _EagerPyFuncRecord:
 
     def custom_grad(self, op, inputs, outputs, grads):
         float_grads = iter(tape_vjp(self.tape, self.ins, outputs, grads))
-        return [next(float_grads) if x.dtype.is_floating else None for x in inputs]
+        return [next(float_grads) if x.dtype.is_differentiable else None for x in inputs]
 
 
 def py_function(func=None, inp=None, Tout=None, name=None):

@@ -102,7 +102,7 @@ def strict_checker(touts: tuple, token: str):
 
 def convert_eager_results(ret, touts: tuple, token: str) -> list:
     """py_function results as ``EagerTensor``s of ``touts`` (TF#26–28)."""
-    from ..graph.tensor import Tensor
+    from ..graph.tensor import SymbolicTensor
     if not touts:
         if ret is None:
             return []
@@ -117,7 +117,13 @@ def convert_eager_results(ret, touts: tuple, token: str) -> list:
         raise _count_error(token, len(values), len(touts))
     out = []
     for v, dt in zip(values, touts):  # extra values are dropped, as TF's zip does
-        if isinstance(v, Tensor):
+        if getattr(type(v), "_pfd_variable", False):  # TF#29
+            raise UnknownError(None, None, "RuntimeError: Attempting to return a variable from "
+                               "an eagerly executed py_func. Only numeric data structures like "
+                               "Tensors or NumPy arrays should be returned; to return the value "
+                               "of a variable, make sure to obtain the Tensor backing it by "
+                               f"calling `.read_value()` on the variable in question: {v!r}")
+        if isinstance(v, SymbolicTensor):
             raise InvalidArgumentError(None, None, f"TypeError: {v!r} is out of scope and cannot "
                                        "be used here: a py_function body runs eagerly.")
         try:

@@ -2,14 +2,15 @@
 from __future__ import annotations
 
 from ..graph.operation import Operation
-from ..graph.tensor import Tensor
+from ..graph.tensor import SymbolicTensor
 from ..nest import flatten
 
 __all__ = ["resolve_fetches"]
 
 
 def _resolve(fetch, graph):
-    if isinstance(fetch, (Tensor, Operation, str)):
+    if isinstance(fetch, (SymbolicTensor, Operation, str)) or \
+            getattr(type(fetch), "_pfd_variable", False):
         try:
             return graph.as_graph_element(fetch)
         except KeyError as e:

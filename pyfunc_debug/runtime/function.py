@@ -14,7 +14,7 @@ import numpy as np
 from ..dtypes import as_dtype
 from ..graph.graph import Graph, building_graph
 from ..graph.operation import Operation
-from ..graph.tensor import Tensor, TensorBase, TensorSpec
+from ..graph.tensor import SymbolicTensor, TensorBase, TensorSpec
 from ..eager.tensor import EagerTensor
 from ..nest import flatten, map_structure
 from ..ops.array_ops import placeholder
@@ -33,21 +33,22 @@ class ConcreteFunction:
         self.graph = graph
         self.inputs = inputs
         self.structured_outputs = structured_outputs
-        self.outputs = [t for t in flatten(structured_outputs) if isinstance(t, Tensor)]
+        self.outputs = [t for t in flatten(structured_outputs) if isinstance(t, SymbolicTensor)]
         stateful = [op for op in graph.get_operations() if op.stateful]
         self._fetches = self.outputs + stateful
         self._fold_cache: dict = {}
+        self._resources: dict = {}
         self._plan = compile_plan(graph, self._fetches, inputs, self._fold_cache)
 
     def __call__(self, *args):
         values = [_bind(spec_t, a, self.name) for spec_t, a in zip(self.inputs, args)]
-        ctx = RunContext("function", self.name)
+        ctx = RunContext("function", self.name, self._resources)
         results = execute(self._plan, values, ctx)
         it = iter(results[:len(self.outputs)])
         by_id = {}
         for t in self.outputs:
             by_id.setdefault(id(t), EagerTensor(next(it), t.dtype))
-        return map_structure(lambda t: by_id[id(t)] if isinstance(t, Tensor) else t,
+        return map_structure(lambda t: by_id[id(t)] if isinstance(t, SymbolicTensor) else t,
                              self.structured_outputs)
 
     def __repr__(self) -> str:

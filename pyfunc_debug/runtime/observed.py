@@ -1,6 +1,6 @@
 """The observed run loop: the executor's path when someone listens to events.
 
-Same work as ``executor.run_steps`` plus ``OpStart``/``OpEnd``/``OpError``
+Same work as ``loop.run_steps`` plus ``OpStart``/``OpEnd``/``OpError``
 events with value summaries at the bus's capture level. Eager ops that run
 inside a ``py_function`` report as children of it (see ``eager.execute``).
 """
@@ -12,7 +12,7 @@ import time
 from .. import events as ev
 from ..eager.execute import watching_eager
 from ..trace.summary import summarize
-from .executor import _PASS_THROUGH, annotate_error
+from .loop import PASS_THROUGH as _PASS_THROUGH, annotate_error
 from .modified import inputs_after, report_modified
 
 __all__ = ["step_info", "fold_items", "main_items", "run_steps_observed", "run_start", "run_end",

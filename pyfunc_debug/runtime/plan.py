@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 
 from ..errors import InvalidArgumentError, op_context
 from ..graph.operation import Operation
-from ..graph.tensor import Tensor
+from ..graph.tensor import SymbolicTensor
 
 __all__ = ["Plan", "Step", "compile_plan"]
 
@@ -58,8 +58,12 @@ class Plan:
     fold_cache: dict
     aliases: dict = field(default_factory=dict)   # de-duplicated op -> op that ran
     folded: set = field(default_factory=set)       # ops whose value came from the fold cache
-    lock: threading.Lock = field(default_factory=threading.Lock)
+    # re-entrant: a folded wrapped function may call Session.run on this plan again
+    lock: threading.RLock = field(default_factory=threading.RLock)
     folds_done: bool = False
+    concurrent: bool = False         # has independent ops that may block each other (TF#16)
+    blocking: tuple = ()             # per step: it calls Python, so it may block
+    overlap_schedule: list | None = None  # built on the first concurrent run (overlap.py)
     event_info: list | None = None   # per-step data for events, built on first observed run
 
 
@@ -89,8 +93,8 @@ def _missing_feed(op) -> InvalidArgumentError:
 def compile_plan(graph, fetches: list, feeds: list, fold_cache: dict) -> Plan:
     """Compile ``fetches`` (Tensors/Operations) given fed ``feeds`` (Tensors)."""
     fed = {id(t) for t in feeds}
-    fetch_ops = [f.op if isinstance(f, Tensor) else f for f in fetches
-                 if not (isinstance(f, Tensor) and id(f) in fed)]
+    fetch_ops = [f.op if isinstance(f, SymbolicTensor) else f for f in fetches
+                 if not (isinstance(f, SymbolicTensor) and id(f) in fed)]
     ops = _needed_ops(fetch_ops, fed)
     slot_of: dict[int, int] = {}
     template: list = []
@@ -162,12 +166,42 @@ def compile_plan(graph, fetches: list, feeds: list, fold_cache: dict) -> Plan:
         for s in step.out_slots:
             producer[s] = len(steps)
         steps.append(step)
-    fetch_slots = tuple(slot_of[id(f)] if isinstance(f, Tensor) else None for f in fetches)
+    fetch_slots = tuple(slot_of[id(f)] if isinstance(f, SymbolicTensor) else None for f in fetches)
     frees = _last_uses(steps, set(fetch_slots))
+    blocking = tuple(_may_block(s.op) for s in steps)
     return Plan(graph, template, steps,
                 tuple(s.as_tuple(f) for s, f in zip(steps, frees)),
                 tuple(s.as_tuple() for s in steps), tuple(feed_slots), fetch_slots,
-                fold_steps, fold_cache, aliases, folded)
+                fold_steps, fold_cache, aliases, folded,
+                concurrent=_has_independent_blockers(steps, blocking),
+                blocking=blocking)
+
+
+def _may_block(op) -> bool:
+    return bool(op.op_def.extra.get("calls_python")) and not op.attrs.get("is_grad")
+
+
+def _has_independent_blockers(steps, blocking) -> bool:
+    """Whether two steps that call Python (and so may block) are unordered.
+
+    Ancestor sets are bit masks; a chain (each such step after the previous
+    ones) answers False, and its runs stay in the calling thread.
+    """
+    blockers = [i for i, b in enumerate(blocking) if b]
+    if len(blockers) < 2:
+        return False
+    ancestors = [0] * len(steps)
+    for i, s in enumerate(steps):
+        mask = 0
+        for d in s.deps:
+            mask |= ancestors[d] | (1 << d)
+        ancestors[i] = mask
+    before = 0
+    for i in blockers:
+        if ancestors[i] & before != before:
+            return True
+        before |= 1 << i
+    return False
 
 
 def _private_constants(kernel, op, constant_ops):

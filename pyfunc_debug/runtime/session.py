@@ -1,83 +1,71 @@
-"""Session: runs fetches of a graph with feeds; one compiled plan per signature."""
+"""Session: runs fetches of a graph with feeds; one compiled plan per signature.
+
+As in TensorFlow, a session is also a graph context: inside ``with sess:`` or
+``sess.as_default()`` its graph is the default one and ops built there become
+nodes of it.
+"""
 from __future__ import annotations
 
-import threading
+import contextlib
 from concurrent.futures import ThreadPoolExecutor
 
-import numpy as np
-
-from ..graph.graph import get_default_graph
-from ..graph.tensor import Tensor
-from ..ops.convert import scalar_or_array, to_bytes_array
-from .executor import RunContext, execute
+from ..graph.defaults import get_default_session, pop_session, push_session
+from ..graph.graph import building, get_default_graph, pin_eager
+from ..graph.tensor import SymbolicTensor
 from ..nest import pack_sequence_as
+from .executor import RunContext, execute
+from .feeds import convert_feed, feed_tensor
 from .fetches import resolve_fetches
 from .plan import compile_plan
 
-__all__ = ["Session", "get_default_session"]
-
-_default = threading.local()
-
-
-def get_default_session():
-    stack = getattr(_default, "stack", None)
-    if not stack:
-        raise ValueError("No default session is registered. Use `with pfd.Session() as sess:`.")
-    return stack[-1]
-
-
-def _convert_feed(tensor, value):
-    """A fed value in the placeholder's dtype, checked against its static shape."""
-    dtype = tensor.dtype
-    if isinstance(value, Tensor):
-        raise TypeError(f"The value of a feed cannot be a pfd.Tensor object ('{value.name}'). "
-                        "Acceptable feed values include Python scalars, strings, lists, "
-                        "numpy ndarrays, or EagerTensors.")
-    if hasattr(value, "_value"):  # EagerTensor
-        value = value._value
-    if dtype.is_string:
-        arr = to_bytes_array(value)
-    else:
-        try:
-            arr = np.asarray(value, dtype=dtype.np_dtype)
-        except (TypeError, ValueError) as e:
-            raise TypeError(f"Cannot feed {value!r} to tensor '{tensor.name}' of dtype "
-                            f"{dtype.name}: {e}") from None
-    if not tensor.shape.is_compatible_with(arr.shape):
-        raise ValueError(f"Cannot feed value of shape {arr.shape} for Tensor '{tensor.name}', "
-                         f"which has shape {tensor.shape} (op '{tensor.op.name}' created at "
-                         f"{tensor.op.source}).")
-    return scalar_or_array(arr)
+__all__ = ["Session", "InteractiveSession", "get_default_session"]
 
 
 class Session:
-    """Runs graph fetches: ``sess.run(fetches, feed_dict)`` (see SPEC §2).
+    """Runs graph fetches: ``sess.run(fetches, feed_dict)`` (see SPEC §2, §2a).
 
-    ``inter_op_threads=N`` (N > 1) runs independent branches concurrently.
+    ``inter_op_threads=N`` (N > 1) runs independent branches concurrently on N
+    threads. Without it, a run whose wrapped functions may wait on each other
+    runs on helper threads (TF#16); any other run stays in the calling thread.
+    ``inter_op_threads=1`` runs everything in the calling thread, one op at a
+    time (a blocking put/get pair then waits for ever, unlike TF).
     """
 
     def __init__(self, target: str = "", graph=None, config=None, inter_op_threads=None):
         self.graph = graph if graph is not None else get_default_graph()
         self._plans: dict = {}
         self._fold_cache: dict = {}
+        self._resources: dict = {}  # the values of the graph's variables in this session
         self._closed = False
-        self._pool = (ThreadPoolExecutor(inter_op_threads, thread_name_prefix="pfd-inter-op")
+        self._contexts: list = []
+        self._helpers = inter_op_threads != 1
+        self._pool = (ThreadPoolExecutor(inter_op_threads, thread_name_prefix="pfd-inter-op",
+                                         initializer=pin_eager)
                       if inter_op_threads and inter_op_threads > 1 else None)
 
     # -- context management ---------------------------------------------------
     def __enter__(self):
-        if not hasattr(_default, "stack"):
-            _default.stack = []
-        _default.stack.append(self)
+        self._contexts.append(self._default_scope())
+        self._contexts[-1].__enter__()
         return self
 
     def __exit__(self, *exc):
-        _default.stack.remove(self)
+        self._contexts.pop().__exit__(*exc)
         self.close()
         return False
 
     def as_default(self):
-        return _DefaultSession(self)
+        """A context in which this session and its graph are the defaults."""
+        return self._default_scope()
+
+    @contextlib.contextmanager
+    def _default_scope(self):
+        push_session(self)
+        try:
+            with building(self.graph):
+                yield self
+        finally:
+            pop_session(self)
 
     def close(self) -> None:
         self._closed = True
@@ -89,17 +77,21 @@ class Session:
         """The values of ``fetches`` (same structure; 0-d results as numpy scalars)."""
         if self._closed:
             raise RuntimeError("Attempted to use a closed Session.")
-        feed_dict = feed_dict or {}
+        if feed_dict is None:
+            feed_dict = {}
+        elif not isinstance(feed_dict, dict):
+            raise TypeError(f"feed_dict must be a dict of tensors to values, not "
+                            f"{type(feed_dict).__name__}.")
         plan = self._plan_for(fetches, feed_dict)
-        values = [_convert_feed(t, v) for (_, t), v in zip(plan.feed_slots, feed_dict.values())]
-        ctx = RunContext("session")
-        results = execute(plan, values, ctx, self._pool)
-        if fetches.__class__ is Tensor:
+        values = [convert_feed(t, v) for (_, t), v in zip(plan.feed_slots, feed_dict.values())]
+        ctx = RunContext("session", resources=self._resources)
+        results = execute(plan, values, ctx, self._pool, self._helpers)
+        if fetches.__class__ is SymbolicTensor:
             return results[0]
         return pack_sequence_as(fetches, results)
 
     def _plan_for(self, fetches, feed_dict):
-        single = fetches.__class__ is Tensor
+        single = fetches.__class__ is SymbolicTensor
         cache_key = (id(fetches) if single else _structure_id(fetches),
                      tuple(k if k.__class__ is str else id(k) for k in feed_dict))
         try:
@@ -108,25 +100,13 @@ class Session:
             pass
         flat = [self.graph.as_graph_element(fetches)] if single else \
             resolve_fetches(fetches, self.graph)
-        feeds = [self._feed_tensor(k) for k in feed_dict]
+        feeds = [feed_tensor(self.graph, k) for k in feed_dict]
         plan = compile_plan(self.graph, flat, feeds, self._fold_cache)
         try:
             self._plans[cache_key] = plan
         except TypeError:
             pass  # unhashable fetch structure: compile each time
         return plan
-
-    def _feed_tensor(self, key) -> Tensor:
-        if isinstance(key, str):
-            key = self.graph.get_tensor_by_name(key)
-        if hasattr(key, "_value") and not isinstance(key, Tensor):
-            raise TypeError("Cannot use an EagerTensor as a feed key: feed placeholders "
-                            "(symbolic tensors) of the session's graph.")
-        if not isinstance(key, Tensor):
-            raise TypeError(f"Cannot interpret feed_dict key {key!r} as a Tensor.")
-        if key.graph is not self.graph:
-            raise ValueError(f"Feed key {key!r} is not an element of this session's graph.")
-        return key
 
     def list_devices(self):
         return ["/job:localhost/replica:0/task:0/device:CPU:0"]
@@ -145,19 +125,15 @@ def _structure_id(fetches):
     return fetches if fetches.__class__ is str else id(fetches)
 
 
-class _DefaultSession:
-    def __init__(self, sess):
-        self.sess = sess
+class InteractiveSession(Session):
+    """A session that makes itself the default when created (TF 1.x)."""
 
-    def __enter__(self):
-        if not hasattr(_default, "stack"):
-            _default.stack = []
-        _default.stack.append(self.sess)
-        return self.sess
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        self._contexts.append(self._default_scope())
+        self._contexts[-1].__enter__()
 
-    def __exit__(self, *exc):
-        _default.stack.remove(self.sess)
-        return False
-
-
-InteractiveSession = Session
+    def close(self) -> None:
+        while self._contexts:
+            self._contexts.pop().__exit__(None, None, None)
+        super().close()

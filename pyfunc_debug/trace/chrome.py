@@ -167,11 +167,15 @@ class _Builder:
                 self.instant(e, tid)
 
     def finish(self) -> None:
-        """Close what the trace left open at its thread's last timestamp, innermost first."""
+        """Close what the trace left open at its thread's last timestamp, innermost first;
+        a run at the trace's last timestamp (its ops may have run on helper threads)."""
+        last = max(self.last_ns.values(), default=self.t0)
         for ident, stack in self.stacks.items():
             end = self.last_ns.get(ident, self.t0)
             while stack:
-                self.close(ident, stack.pop(), end, None)
+                entry = stack.pop()
+                is_run = isinstance(entry.key, tuple) and entry.key[:1] == ("run",)
+                self.close(ident, entry, last if is_run and not stack else end, None)
 
     def flows(self) -> None:
         flow_id = 0

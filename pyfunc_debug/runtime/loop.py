@@ -1,0 +1,106 @@
+"""The per-run loop: read input slots, call the kernel, write output slots.
+
+``run_steps`` is the fast path (nobody listening: no events are made).
+Errors are annotated here with the failing op, its type and creation site.
+"""
+from __future__ import annotations
+
+import bdb
+import itertools
+
+from ..errors import InvalidArgumentError, OpError
+
+__all__ = ["RunContext", "run_steps", "run_folds", "annotate_error", "PASS_THROUGH"]
+
+_run_ids = itertools.count(1)
+PASS_THROUGH = (KeyboardInterrupt, SystemExit, bdb.BdbQuit)
+
+
+class RunContext:
+    """State of one run (``Session.run`` or a function call): id, kind, py_function tapes,
+    and the owner's variable values (which outlive the run)."""
+
+    __slots__ = ("run_id", "kind", "tapes", "name", "summaries", "resources")
+
+    def __init__(self, kind: str, name: str = "", resources: dict | None = None):
+        self.run_id = next(_run_ids)
+        self.kind = kind
+        self.name = name
+        self.tapes = {}
+        self.resources = {} if resources is None else resources  # graph variables' values
+        self.summaries = None  # slot -> ValueSummary, made only when events are observed
+
+
+def annotate_error(err: Exception, op, ctx) -> OpError:
+    """Give an error the op context TF#35 shows (node, type, where it was defined)."""
+    if isinstance(err, OpError):
+        new = err
+        core = err.message
+    else:
+        core = f"{type(err).__name__}: {err}"
+        new = InvalidArgumentError(None, None, core)
+    if new.op is None:
+        new.op = op
+        header = "Graph execution error" if ctx is None or ctx.kind == "session" \
+            else f"Function execution error in '{ctx.name}'"
+        new.message = (f"{header}:\n\nDetected at node '{op.name}' ({op.type}) defined at "
+                       f"{op.source} (in {op.source.function})\n{core}\n\t [[{{{{node {op.name}}}}}]]")
+        new.args = (new.message,)
+    return new
+
+
+def run_steps(steps, vals, ctx) -> None:
+    """Run compiled step tuples in order over the slot list ``vals``."""
+    op = None
+    try:
+        for kernel, ins, outs, mode, single, needs_ctx, frees, op in steps:
+            if mode == 1:
+                r = kernel(vals[ins])
+            elif mode == 2:
+                r = kernel(vals[ins[0]], vals[ins[1]])
+            elif mode == 0:
+                r = kernel()
+            elif needs_ctx:
+                r = kernel(ctx, *[vals[i] for i in ins])
+            else:
+                r = kernel(*[vals[i] for i in ins])
+            if single:
+                vals[outs] = r
+            elif outs:
+                for s, v in zip(outs, r):
+                    vals[s] = v
+            if frees:
+                for s in frees:
+                    vals[s] = None
+    except PASS_THROUGH:
+        raise
+    except OpError as e:
+        annotate_error(e, op, ctx)
+        raise
+    except Exception as e:
+        raise annotate_error(e, op, ctx) from e
+
+
+def run_folds(plan, vals, ctx, run=None) -> None:
+    """Run the constant-folding steps once; later runs reuse their values.
+
+    The plan's lock is re-entrant: a folded wrapped function that calls
+    ``Session.run`` on the same plan recurses (and ends in ``RecursionError``
+    if it never stops) instead of deadlocking.
+    """
+    with plan.lock:
+        if plan.folds_done:
+            return
+        if run is None:
+            run_steps([s.as_tuple() for s in plan.fold_steps], vals, ctx)
+        else:
+            run()
+        if plan.folds_done:
+            return  # a nested run on this plan finished the folds first
+        for step in plan.fold_steps:
+            outs = tuple(vals[s] for s in step.out_slots)
+            plan.fold_cache[step.op] = outs
+            plan.folded.add(step.op)
+            for s, v in zip(step.out_slots, outs):
+                plan.template[s] = v
+        plan.folds_done = True

@@ -1,0 +1,72 @@
+"""Helper threads for runs whose wrapped functions may wait on each other.
+
+TF runs independent ops concurrently, so two py_funcs forming a blocking
+put/get pair complete (TF#16). A plan with two or more mutually independent
+script ops runs on these helpers; every other plan (a chain, say) runs in the
+calling thread and never touches them. There is no fixed cap: an idle helper
+is reused, otherwise a new one starts, so blocked steps and nested runs (a
+wrapped function calling ``Session.run``) cannot starve each other. Idle
+helpers exit after a while.
+"""
+from __future__ import annotations
+
+import queue
+import threading
+from concurrent.futures import Future
+
+from ..graph.graph import pin_eager
+
+__all__ = ["HELPERS", "Helpers"]
+
+_IDLE_SECONDS = 30.0
+
+
+class Helpers:
+    """A ``submit(fn, *args) -> Future`` pool that grows instead of queueing.
+
+    ``offload_all = False`` tells ``run_parallel`` to hand it only the steps
+    that may block (wrapped functions) and run the rest in the calling thread.
+    """
+
+    offload_all = False
+
+    def __init__(self, name: str = "pfd-ready"):
+        self._name = name
+        self._idle: list[queue.SimpleQueue] = []
+        self._lock = threading.Lock()
+        self._count = 0
+
+    def submit(self, fn, *args) -> Future:
+        fut: Future = Future()
+        with self._lock:
+            inbox = self._idle.pop() if self._idle else None
+            if inbox is None:
+                self._count += 1
+                inbox = queue.SimpleQueue()
+                threading.Thread(target=self._serve, args=(inbox,), daemon=True,
+                                 name=f"{self._name}-{self._count}").start()
+        inbox.put((fut, fn, args))
+        return fut
+
+    def _serve(self, inbox: queue.SimpleQueue) -> None:
+        pin_eager()  # wrapped functions on helpers run eagerly, as on TF's threads
+        while True:
+            try:
+                fut, fn, args = inbox.get(timeout=_IDLE_SECONDS)
+            except queue.Empty:
+                with self._lock:
+                    if inbox in self._idle:
+                        self._idle.remove(inbox)
+                        return
+                continue  # handed work just as it timed out
+            if fut.set_running_or_notify_cancel():
+                try:
+                    fut.set_result(fn(*args))
+                except BaseException as e:  # noqa: BLE001 - handed to the waiting caller
+                    fut.set_exception(e)
+            del fut, fn, args
+            with self._lock:
+                self._idle.append(inbox)
+
+
+HELPERS = Helpers()
