@@ -142,7 +142,8 @@ async def test_values_of_an_earlier_run_are_labelled_with_their_run():
         _select(app, "check")                    # failed in run 2: only run 1's values exist
         await pilot.pause(0.1)
         assert app.model.rows["check"].status == "error"
-        assert "from run 1, not this run" in _caption(app)
+        # run ids are process-wide: the earlier run is the one before this run
+        assert f"from run {app.model.run_id - 1}, not this run" in _caption(app)
 
 
 @pytest.mark.asyncio

@@ -66,10 +66,20 @@ def new_callback(func) -> Callback:
 # -- exceptions from wrapped functions (TF#33, TF#34) ---------------------
 
 def map_exception(exc: BaseException) -> OpError:
-    """The TF error for an exception raised by a wrapped function; message holds the traceback."""
+    """The TF error for an exception raised by a wrapped function; message holds the traceback.
+
+    Call it in the ``except`` clause of the frame that called the function and
+    raise its result there: the error's own traceback then continues below that
+    frame into the user's frames, so post-mortem debuggers (``pytest --pdb``,
+    ``pdb.post_mortem(err.__traceback__)``) open at the user's ``raise``.
+    """
     core = f"{type(exc).__name__}: {exc}\n" + "".join(
         chunk + "\n" for chunk in traceback.format_exception(exc))
-    return error_for_exception(exc)(None, None, core)
+    err = error_for_exception(exc)(None, None, core)
+    tb = exc.__traceback__
+    err.original_traceback = tb
+    # raising prepends the calling frame again, so start one entry below it
+    return err.with_traceback(tb.tb_next if tb is not None else None)
 
 
 def _missing_callback(op):
