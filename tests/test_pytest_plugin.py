@@ -45,8 +45,11 @@ def test_passes():
     assert run(lookup, 1, tf.int32) == 2.0
 '''
 
-RAISE_LINE = GRAPH.splitlines().index(
-    next(l for l in GRAPH.splitlines() if "# RAISES" in l)) + 1
+RAISE_LINE = next(i for i, line in enumerate(GRAPH.splitlines(), 1) if "# RAISES" in line)
+
+
+# other plugins off in the inner sessions: faster, and no shared temporary files
+QUIET = ("-p", "no:cacheprovider", "-p", "no:textual-snapshot", "-p", "no:asyncio")
 
 
 def _env(tmp_path):
@@ -57,16 +60,13 @@ def _env(tmp_path):
 
 
 def _inner(pytester, *args):
-    """An inner pytest in this process (textual-snapshot's session end would clean our run's
-    temporary files)."""
-    return pytester.runpytest("-p", "no:cacheprovider", "-p", "no:textual-snapshot",
-                              "-p", "no:asyncio", *args)
+    """An inner pytest in this process."""
+    return pytester.runpytest(*QUIET, *args)
 
 
 def _run(pytester, *args, stdin=b""):
     """An inner pytest in a subprocess, its stdin given (the (pfd) prompt reads it)."""
-    return pytester.run(sys.executable, "-m", "pytest", "-p", "no:cacheprovider",
-                        "-p", "no:textual-snapshot", *args, stdin=stdin, timeout=60)
+    return pytester.run(sys.executable, "-m", "pytest", *QUIET, *args, stdin=stdin, timeout=60)
 
 
 # -- --pfd-trace ---------------------------------------------------------------------------
@@ -111,6 +111,26 @@ def test_wrong_value():
     result.assert_outcomes(failed=1)
     result.stdout.fnmatch_lines(["no op failed: the test failed outside the graph's ops"])
     assert os.listdir(pytester.path / "traces") == ["test_inner.py__test_wrong_value.jsonl"]
+
+
+def test_a_run_quit_at_a_pause_is_not_reported_as_a_failing_op(pytester):
+    pytester.makepyfile(test_inner=TESTS)
+    result = _run(pytester, "--pfd-trace=traces", "--pfd-break-on=error", "-k", "fails",
+                  stdin=b"q\n")
+    result.assert_outcomes(failed=1)
+    result.stdout.fnmatch_lines(["first failing op: 'lookup' (PyFunc) created at *",
+                                 "error: KeyError: 2  [raised as UnknownError]"])
+
+
+def test_a_run_quit_where_no_op_failed_says_where_it_stopped(pytester):
+    pytester.makepyfile(test_inner=GRAPH + '''
+def test_nan():
+    run(halve_log, -1.0, tf.float32)
+''')
+    result = _run(pytester, "--pfd-trace=traces", "--pfd-break-on=nan", stdin=b"q\n")
+    result.assert_outcomes(failed=1)
+    result.stdout.fnmatch_lines(["no op failed; run 1 ended with CancelledError: run aborted "
+                                 "from the debugger at op 'halve_log' (PyFunc), after"])
 
 
 @pytest.mark.parametrize("nodeid, name", [
@@ -237,8 +257,7 @@ def test_break_on_error_in_a_pty_c_then_q(pytester, tmp_path):
 def test_fails_too():
     run(lookup, 5, tf.int32)
 ''')
-    child = pexpect.spawn(sys.executable, ["-m", "pytest", "-p", "no:cacheprovider",
-                                           "-p", "no:textual-snapshot", "--pfd-break-on=error",
+    child = pexpect.spawn(sys.executable, ["-m", "pytest", *QUIET, "--pfd-break-on=error",
                                            "test_inner.py"],
                           env=_env(tmp_path), cwd=str(pytester.path), dimensions=(40, 120),
                           encoding="utf-8", timeout=60)
@@ -261,8 +280,7 @@ def test_pdb_opens_at_the_users_raising_line(pytester, tmp_path):
     pexpect = pytest.importorskip("pexpect")
     from test_tui_e2e import Screen
     pytester.makepyfile(test_inner=TESTS)
-    child = pexpect.spawn(sys.executable, ["-m", "pytest", "-p", "no:cacheprovider",
-                                           "-p", "no:textual-snapshot", "--pdb", "-k", "fails",
+    child = pexpect.spawn(sys.executable, ["-m", "pytest", *QUIET, "--pdb", "-k", "fails",
                                            "test_inner.py"],
                           env=_env(tmp_path), cwd=str(pytester.path), dimensions=(40, 120),
                           encoding="utf-8", timeout=60)

@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 
+from .. import events as ev
 from ..trace.failures import first_failure, original_line
 from ..trace.recorder import Trace, trace
 
@@ -35,7 +36,9 @@ def describe(path: str, events) -> str:
     lines = [f"trace: {path} ({len(events)} events; replay: pyfunc-debug view {path})"]
     failed = first_failure(events)
     if failed is None:
-        lines.append("no op failed: the test failed outside the graph's ops")
+        stopped = next((e for e in events if type(e) is ev.RunEnd and not e.ok), None)
+        lines.append("no op failed: the test failed outside the graph's ops" if stopped is None
+                     else f"no op failed; run {stopped.run_id} ended with {stopped.error}")
         return "\n".join(lines)
     where = f" created at {failed.source}" if failed.source else ""
     lines.append(f"first failing op: '{failed.op}' ({failed.op_type}){where}")
