@@ -15,7 +15,14 @@ __all__ = [
 
 
 class OpError(Exception):
-    """Base class: an error tied to an op (``.op`` may be ``None``)."""
+    """Base class: an error tied to an op (``.op`` may be ``None``).
+
+    ``original_traceback``: for an error raised by a wrapped Python function,
+    the traceback of the user's exception (its ``__cause__``), from the kernel's
+    call down to the user's ``raise``; ``None`` otherwise.
+    """
+
+    original_traceback = None
 
     error_code = 2
 

@@ -8,14 +8,12 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from pyfunc_debug import events as ev
+from pyfunc_debug.trace.failures import STOPPED, original_line
 
 __all__ = ["OpRow", "RunModel", "Failure", "format_event", "original_line", "STATUS_ICONS"]
 
 STATUS_ICONS = {"pending": "·", "running": "▶", "done": "✓", "error": "✗", "paused": "⏸",
                 "folded": "≡", "dedup": "=", "aborted": "⊘"}
-
-# An op ended by these did not fail: the run was stopped (q, Ctrl+C, sys.exit)
-_STOPPED = ("CancelledError", "PdbQuit", "KeyboardInterrupt", "SystemExit", "BdbQuit")
 
 
 @dataclass
@@ -47,14 +45,6 @@ class Failure:
     source: str
     error_type: str
     line: str                 # the original exception's line, e.g. "KeyError: 2"
-
-
-def original_line(message: str) -> str:
-    """The user's exception line in an op error's message (``KeyError: 2``)."""
-    lines = [l for l in message.splitlines() if l.strip()]
-    return next((l for l in lines if not l.startswith(
-        ("Graph execution", "Detected at", "Function execution", "Traceback", " "))),
-        lines[0] if lines else "")
 
 
 def _dur(ns: int) -> str:
@@ -153,7 +143,7 @@ class RunModel:
         elif cls is ev.OpError:
             row = self._row(e.op, e.op_type)
             row.error = e.message
-            if e.error_type in _STOPPED:
+            if e.error_type in STOPPED:  # the run was stopped: not a failure
                 row.status = "aborted"
             else:
                 row.status = "error"

@@ -71,15 +71,35 @@ def map_exception(exc: BaseException) -> OpError:
     An ``OpError`` from a nested ``Session.run`` already carries its own
     message and traceback text: it is quoted once, followed only by the frames
     it crossed, so nesting grows messages linearly, never geometrically.
+
+    Call it in the ``except`` clause of the frame that called the function and
+    raise its result there: the error's own traceback then continues below that
+    frame into the user's frames, so post-mortem debuggers (``pytest --pdb``,
+    ``pdb.post_mortem(err.__traceback__)``) open at the user's ``raise``.
     """
     if isinstance(exc, OpError):
-        frames = traceback.format_tb(exc.__traceback__)
+        frames = traceback.format_list(_crossed(exc))
         core = (f"{type(exc).__name__}: {exc.message}\nTraceback (most recent call last):\n\n"
                 + "".join(chunk + "\n" for chunk in frames))
     else:
         core = f"{type(exc).__name__}: {exc}\n" + "".join(
             chunk + "\n" for chunk in _format_exception(exc))
-    return error_for_exception(exc)(None, None, core)
+    err = error_for_exception(exc)(None, None, core)
+    tb = exc.__traceback__
+    err.original_traceback = tb
+    # raising prepends the calling frame again, so start one entry below it
+    err._pfd_own_tb = tb.tb_next if tb is not None else None
+    return err.with_traceback(err._pfd_own_tb)
+
+
+def _crossed(err) -> traceback.StackSummary:
+    """The frames a nested run's error crossed to get here, not the ones it carries from
+    inside (those are quoted in its message already)."""
+    entries, tb, stop = [], err.__traceback__, getattr(err, "_pfd_own_tb", None)
+    while tb is not None and tb is not stop:
+        entries.append((tb.tb_frame, tb.tb_lineno))
+        tb = tb.tb_next
+    return traceback.StackSummary.extract(entries)
 
 
 def _format_exception(exc) -> list:
