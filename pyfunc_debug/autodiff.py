@@ -9,6 +9,7 @@ from __future__ import annotations
 import warnings
 
 from .eager import tape as _tape
+from .runtime.diagnose import warn
 from .graph.graph import name_scope
 from .graph.tensor import SymbolicTensor
 from .ops.array_ops import ones_like, zeros_like
@@ -32,10 +33,12 @@ def _sum(grads):
 
 def _warn_blocked(op) -> None:
     where = getattr(op, "source", "")
-    warnings.warn(f"No gradient flows through op '{op.name}' ({op.type}) created at {where}: "
-                  "py_func/numpy_function are not differentiable, so this path gives None. "
-                  "Use pfd.py_function for a differentiable wrapped function.",
+    message = (f"no gradient flows through op '{op.name}' ({op.type}) created at {where}: "
+               "numpy_function/py_func are not differentiable, so gradients along this path "
+               "are None")
+    warnings.warn(f"{message}. Use py_function for a differentiable wrapped function.",
                   stacklevel=4)
+    warn(None, op.name, op.type, "blocked_gradient", message, str(where))
 
 
 def backprop(records, targets, seeds, sources, unconnected="none"):

@@ -328,7 +328,9 @@ class PfdApp(App):
         return {bp.op for bp in self.bridge.debugger.breakpoints if bp.op and bp.enabled}
 
     def _refresh_breakpoints(self) -> None:
-        self.query_one(BreakpointList).show(self.bridge.debugger.breakpoints)
+        notes = [w.message for (op, kind), w in self.model.diagnostics.items()
+                 if kind == "breakpoint_cannot_fire"]
+        self.query_one(BreakpointList).show(self.bridge.debugger.breakpoints, notes)
 
     def _toggle(self, match, make) -> None:
         dbg = self.bridge.debugger

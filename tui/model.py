@@ -10,6 +10,9 @@ from dataclasses import dataclass, field
 from pyfunc_debug import events as ev
 from pyfunc_debug.trace.failures import STOPPED, original_line
 
+# Diagnostics about an op whatever the run (it is folded, shared, blocks a gradient, …)
+_STANDING = frozenset({"folded", "deduplicated", "blocked_gradient", "breakpoint_cannot_fire"})
+
 __all__ = ["OpRow", "RunModel", "Failure", "format_event", "original_line", "STATUS_ICONS"]
 
 STATUS_ICONS = {"pending": "·", "running": "▶", "done": "✓", "error": "✗", "paused": "⏸",
@@ -98,6 +101,7 @@ class RunModel:
         self.diagnostics: dict = {}        # (op, kind) -> the latest Warning: what the bar counts
         self._standing: dict = {}          # op -> Warnings not tied to a run (build time)
         self.producers: dict = {}          # op -> its inputs' producer ops (static)
+        self.types: dict = {}              # op -> its type, from any event that named it
         self._paused = None       # (row, its status before the pause)
         self.state = "idle"
         self.last_error = ""
@@ -168,12 +172,15 @@ class RunModel:
         if not e.op:
             return
         self.diagnostics[(e.op, e.kind)] = e
-        if e.run_id is None:          # about the op itself, whichever run it is in
+        if e.op_type:
+            self.types.setdefault(e.op, e.op_type)
+        if e.run_id is None or e.kind in _STANDING:   # about the op, whichever run it is in
             standing = self._standing.setdefault(e.op, [])
             standing[:] = [w for w in standing if w.kind != e.kind] + [e]
         row = self.rows.get(e.op) if e.run_id in (None, self.run_id) else None
         if row is not None:
             row.warnings = [w for w in row.warnings if w.kind != e.kind] + [e]
+            row.op_type = row.op_type or e.op_type
             if e.inputs:
                 row.inputs_after = e.inputs
 
@@ -213,10 +220,10 @@ class RunModel:
             self._row(name, op_type)
         for name in e.folded:
             self._row(name, "").status = "folded"
-            self.rows[name].note = "folded: its inputs are constants, so its value is reused"
+            self.rows[name].note = "folded: stateless on constant inputs, its value is reused"
         for name, first in e.deduplicated:
             row = self._row(name, "")
-            row.status, row.note = "dedup", f"same call as '{first}': ran once for both"
+            row.status, row.note = "dedup", f"same stateless call as '{first}': ran once for both"
         for name, row in self.rows.items():
             row.source = self.sources.get(name, "")
             row.producers = self.producers.get(name, ())
@@ -224,8 +231,10 @@ class RunModel:
 
     def _row(self, name: str, op_type: str) -> OpRow:
         row = self.rows.get(name)
+        if op_type:
+            self.types[name] = op_type
         if row is None:
-            row = self.rows[name] = OpRow(name, op_type)
+            row = self.rows[name] = OpRow(name, op_type or self.types.get(name, ""))
             self.order.append(name)
         elif op_type and not row.op_type:
             row.op_type = op_type

@@ -73,6 +73,7 @@ class Debugger:
         self._saved_hook = None
         self._interrupted = False
         self._warning_sub = None
+        self._unreachable: set = set()   # (breakpoint id, op) already said to be unreachable
         self.eager_hook = _EagerHook(self)
 
     # -- breakpoints -------------------------------------------------------------------
@@ -174,6 +175,30 @@ class Debugger:
         result = frozenset(idx)
         self._watch[key] = (changes[0], plan, result)
         return result
+
+    def wants(self, name: str, typ: str) -> bool:
+        """Whether a pause before op ``name`` is possible (stepping, or a breakpoint)."""
+        return self.stepping or any(b.enabled and not b.on_error and not b.pauses_after
+                                    and b.matches_op(name, typ) for b in self.breakpoints)
+
+    def note_unreachable(self, plan, run_id) -> None:
+        """Say once, for each breakpoint on an op this run does not execute (its value was
+        folded on an earlier run, or a same call computes it), that it cannot fire here."""
+        for op in list(plan.folded) + list(plan.aliases):
+            for bp in self.breakpoints:
+                if bp.op is None or not bp.enabled or not bp.matches_op(op.name, op.type) \
+                        or (bp.id, op.name) in self._unreachable:
+                    continue
+                self._unreachable.add((bp.id, op.name))
+                first = plan.aliases.get(op)
+                why = (f"it is the same stateless call as '{first.name}', which runs for both"
+                       if first is not None else "it is folded: stateless on constant inputs, "
+                       "it ran once (on the session's first run) and its value is reused")
+                hint = (f"break on '{first.name}' instead, or make the op stateful=True"
+                        if first is not None else "make the op stateful=True to run it every "
+                        "time, or break on the session's first run")
+                self._warn(op.name, op.type, f"{bp.describe()} cannot fire at op '{op.name}': "
+                           f"{why}", "breakpoint_cannot_fire", run_id, (), str(op.source), hint)
 
     @property
     def watches_eager(self) -> bool:

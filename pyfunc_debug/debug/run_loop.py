@@ -20,6 +20,7 @@ from ..errors import CancelledError, OpError
 from .breakpoints import changes
 from ..runtime.loop import PASS_THROUGH as _PASS_THROUGH, annotate_error, run_folds as _run_folds, \
     run_steps
+from ..runtime.diagnose import after_op
 from ..runtime.modified import inputs_after, report_modified
 from ..runtime.parallel import run_parallel
 from ..runtime.observed import (fold_items, main_items, report_interrupt, run_end, run_start,
@@ -37,8 +38,11 @@ def run_debugged(plan, vals, ctx, pool, dbgs) -> None:
     t0 = run_start(plan, ctx) if observed else None
     try:
         if plan.fold_steps and not plan.folds_done:
-            _run_folds(plan, vals, ctx, (lambda: run_steps_observed(fold_items(plan), vals, ctx))
-                       if observed else None)
+            _run_folds(plan, vals, ctx, lambda: _run_folds_debugged(plan, vals, ctx, dbgs,
+                                                                    observed))
+        if plan.folded or plan.aliases:
+            for d in dbgs:
+                d.note_unreachable(plan, ctx.run_id)
         state = [None, frozenset(), ()]  # (breakpoint changes seen, watched steps, sorted)
 
         def watched():
@@ -70,6 +74,24 @@ def run_debugged(plan, vals, ctx, pool, dbgs) -> None:
         raise
     if observed:
         run_end(ctx, t0)
+
+
+def _run_folds_debugged(plan, vals, ctx, dbgs, observed) -> None:
+    """The folding steps run once, on this run: breakpoints on them pause here (later
+    runs reuse their values, and the debugger says those breakpoints cannot fire)."""
+    for step, info in fold_items(plan):
+        op, name, typ = step[7], info[0], info[1]
+        if any(d.wants(name, typ) for d in dbgs):
+            args = [vals[s] for s in info[4]]
+            for d in dbgs:
+                if d._check_before(op, name, typ, args, ctx.run_id) == "step_into":
+                    into = op.op_def.extra["step_into"](
+                        op, lambda f, a, d=d: d.pdb.step_into(f, a, op_name=name))
+                    step = (into,) + tuple(step[1:])
+        if observed:
+            run_steps_observed([(step, info)], vals, ctx)
+        else:
+            run_steps([step], vals, ctx)
 
 
 def _run_sequential(plan, vals, ctx, dbgs, observed, watched, state) -> None:
@@ -162,6 +184,8 @@ def _attend(plan, i, vals, ctx, dbgs, observed, frees) -> None:
     if observed:  # the op's slice ends before any pause after it
         sums = tuple(summarize(v, cap) for v in results) if level else ()
         ev.emit(ev.OpEnd(ev.next_seq(), run_id, t1, tid, name, typ, None, t1 - t0, ins, sums))
+        if level:
+            after_op(run_id, name, typ, src, ins, sums)
     for d in dbgs:
         d._check_after(op, name, typ, args, list(results), run_id)
     if drop:

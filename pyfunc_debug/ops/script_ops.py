@@ -406,8 +406,9 @@ def _warn_if_graph_would_fail(func, ret, touts) -> None:
     events.emit(events.Warning(
         events.next_seq(), None, time.perf_counter_ns(), threading.get_ident(), "numpy_function",
         "PyFunc", None, f"eager numpy_function({qualified_name(func)}) at {where}: {problem}; "
-        "eagerly results are not checked, but in a graph or pfd.function this op would fail",
-        "tout_mismatch"))
+        "eagerly results are not checked, but in a graph or a function this op would fail",
+        "tout_mismatch", (), str(where), "return exactly the dtypes Tout declares (e.g. "
+        "result.astype(np.float32)), or change Tout"))
 
 
 def py_func(func, inp, Tout, stateful=True, name=None):

@@ -13,6 +13,7 @@ from .. import events as ev
 from ..eager.execute import watching_eager
 from ..trace.summary import summarize
 from .loop import PASS_THROUGH as _PASS_THROUGH, annotate_error
+from .diagnose import WATCHED_TYPES, after_op, note_run
 from .modified import inputs_after, report_modified
 
 __all__ = ["step_info", "fold_items", "main_items", "run_steps_observed", "run_start", "run_end",
@@ -59,6 +60,8 @@ def run_start(plan, ctx):
                              ctx.name, tuple(i[0] for i in info),
                              tuple(op.name for op in plan.folded), dedup,
                              tuple(i[1] for i in info)))
+    if plan.folded or plan.aliases or (plan.fold_steps and not plan.folds_done):
+        note_run(plan, ctx.run_id)
     return t0
 
 
@@ -143,6 +146,8 @@ def run_steps_observed(items, vals, ctx) -> None:
             cb(e)
         except Exception as exc:
             bus.failed(single_sub, e, exc)
+        if level and (typ in WATCHED_TYPES or (out_sums and (out_sums[0].nan or out_sums[0].inf))):
+            after_op(run_id, name, typ, src, in_sums, out_sums)
         if drop:
             for s in drop:
                 vals[s] = None

@@ -9,7 +9,8 @@ __all__ = ["BreakpointList"]
 class BreakpointList(Static):
     """Display only: ``show(breakpoints)`` redraws the list."""
 
-    def show(self, breakpoints) -> None:
+    def show(self, breakpoints, notes=()) -> None:
+        """``notes``: why a breakpoint cannot fire (e.g. its op is folded), one line each."""
         if not breakpoints:
             self.update("no breakpoints — b: on the selected op, e: on error, N: on NaN/Inf, "
                         "ctrl+p: conditional")
@@ -18,4 +19,5 @@ class BreakpointList(Static):
         for bp in breakpoints:
             state = "●" if bp.enabled else "○"
             lines.append(f"{state} {bp.describe()}  hits={bp.hits}")
+        lines += [f"  ⚠ {note}" for note in notes]
         self.update("\n".join(lines))
