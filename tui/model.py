@@ -31,7 +31,8 @@ class OpRow:
     inputs: tuple = ()
     outputs: tuple = ()
     error: str = ""
-    note: str = ""            # "folded (cached value)", "same as <op>"
+    note: str = ""            # why it did not run: "folded: …", "same stateless call as …"
+    tag: str = ""             # the same in a word or two, for the op list
     children: list = field(default_factory=list)   # eager ops inside a py_function
     inputs_after: tuple = ()  # the inputs as the op left them, when it wrote into them
     warnings: list = field(default_factory=list)   # Warning events (diagnostics) about it
@@ -221,9 +222,11 @@ class RunModel:
         for name in e.folded:
             self._row(name, "").status = "folded"
             self.rows[name].note = "folded: stateless on constant inputs, its value is reused"
+            self.rows[name].tag = "folded"
         for name, first in e.deduplicated:
             row = self._row(name, "")
             row.status, row.note = "dedup", f"same stateless call as '{first}': ran once for both"
+            row.tag = f"= {first}"
         for name, row in self.rows.items():
             row.source = self.sources.get(name, "")
             row.producers = self.producers.get(name, ())

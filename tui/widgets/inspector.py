@@ -171,7 +171,8 @@ class Inspector(VerticalScroll, can_focus=True):
         caption = self.query_one("#insp-caption", Static)
         grid.clear(columns=True)
         if not self._values:
-            caption.update("(no values: they are kept for values up to 64 KB)")
+            caption.update("(no values: the live UI keeps values up to 64 KB; a trace keeps "
+                           "them with capture=\"full\")")
             spark.data = []
             spark.display = False
             return

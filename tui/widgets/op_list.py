@@ -99,7 +99,7 @@ class OpList(ScrollView, can_focus=True):
             return Strip.blank(width, self.rich_style)
         mark = "●" if row.name in self._breakpoints() else ("⚠" if row.warnings else " ")
         icon = STATUS_ICONS.get(row.status, "?")
-        detail = row.note if row.status in ("folded", "dedup") else \
+        detail = row.tag if row.status in ("folded", "dedup") else \
             (row.outputs[0].short() if row.outputs else "")
         if width < 44:   # narrow (an 80-column terminal): names first, no detail
             type_w = 8
