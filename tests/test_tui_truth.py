@@ -18,6 +18,7 @@ from textual.widgets import DataTable, Static
 from textual.widgets._footer import FooterKey
 
 import pyfunc_debug as pfd
+from pyfunc_debug import events as ev
 from pyfunc_debug.errors import OpError
 from tui.commands import DebugCommands
 from tui.widgets.event_log import EventLog
@@ -142,7 +143,8 @@ async def test_values_of_an_earlier_run_are_labelled_with_their_run():
         _select(app, "check")                    # failed in run 2: only run 1's values exist
         await pilot.pause(0.1)
         assert app.model.rows["check"].status == "error"
-        assert "from run 1, not this run" in _caption(app)
+        first = next(e.run_id for e in app.bridge.recorded if type(e) is ev.RunStart)
+        assert f"from run {first}, not this run" in _caption(app)   # run ids are per process
 
 
 @pytest.mark.asyncio

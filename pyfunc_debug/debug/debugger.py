@@ -67,8 +67,10 @@ class Debugger:
         self.warnings: list = []
         self._op_breakpoint = Breakpoint(op_type="Breakpoint")  # pfd.debug.breakpoint ops
         self._watch: dict = {}
+        self._may_pause: dict = {}
         self._tls = threading.local()
-        self._pause_lock = threading.Lock()
+        self._pause_lock = threading.RLock()  # re-entrant: a pdb session holds it (external.py)
+        self._step_all = False   # "next op" from a framework callback: any thread's next op
         self._saved_hook = None
         self._interrupted = False
         self.eager_hook = _EagerHook(self)
@@ -122,10 +124,19 @@ class Debugger:
     # -- per-thread state ------------------------------------------------------------------
     @property
     def stepping(self) -> bool:
-        return self._interrupted or getattr(self._tls, "stepping", False)
+        return self._interrupted or self._step_all or getattr(self._tls, "stepping", False)
 
-    def _set_stepping(self, value: bool) -> None:
-        self._tls.stepping = value
+    def _set_stepping(self, value: bool, everywhere: bool = False) -> None:
+        # framework threads start every callback with an empty threading.local: a "next op"
+        # asked there must outlive the call, so it is kept on the debugger itself
+        self._tls.stepping = value and not everywhere
+        self._step_all = value and everywhere
+
+    @property
+    def serialized(self):
+        """The lock pauses are served under; hold it for a whole pdb session started at a
+        pause, so concurrent callbacks never share the terminal (re-entrant)."""
+        return self._pause_lock
 
     def watch(self, plan) -> frozenset:
         """Steps of ``plan`` that may pause (static name/type match), cached per plan."""
@@ -144,6 +155,18 @@ class Debugger:
                 idx.add(i)
         result = frozenset(idx)
         self._watch[key] = (changes[0], plan, result)
+        return result
+
+    def may_pause(self, name: str, op_type: str) -> bool:
+        """Whether some breakpoint could pause before or after an op of this name and type
+        (its name/type part; conditions are checked when it runs). Cached per op."""
+        key = (name, op_type)
+        found = self._may_pause.get(key)
+        if found is not None and found[0] == changes[0]:
+            return found[1]
+        result = op_type == "Breakpoint" or any(
+            b.matches_op(name, op_type) for b in self.breakpoints if not b.on_error)
+        self._may_pause[key] = (changes[0], result)
         return result
 
     @property
@@ -233,7 +256,7 @@ class Debugger:
         if action == "post_mortem" and pause.error is None:
             action = "continue"
         self._interrupted = False
-        self._set_stepping(action == "step")
+        self._set_stepping(action == "step", everywhere=getattr(pause.op, "external", False))
         if action == "abort":
             err = CancelledError(None, pause.op, f"run aborted from the debugger at op "
                                  f"'{pause.op_name}' ({pause.op_type}), {pause.when}")
@@ -269,6 +292,8 @@ def _source(op) -> str:
 
 
 def _wraps(op) -> bool:
+    if getattr(op, "external", False):  # a framework callback (debug.external.ExternalOp)
+        return op.wrapped
     return op is not None and "step_into" in op.op_def.extra and not op.attrs.get("is_grad") \
         and op.attrs.get("callback") is not None
 

@@ -12,10 +12,15 @@ from ..errors import InvalidArgumentError, OpError
 from ..events import _bus
 from . import hooks
 
-__all__ = ["RunContext", "execute", "run_steps", "annotate_error"]
+__all__ = ["RunContext", "execute", "run_steps", "annotate_error", "new_run_id"]
 
 _run_ids = itertools.count(1)
 _PASS_THROUGH = (KeyboardInterrupt, SystemExit, bdb.BdbQuit)
+
+
+def new_run_id() -> int:
+    """A run id no other run in this process has (runs of framework callbacks use it too)."""
+    return next(_run_ids)
 
 
 class RunContext:
