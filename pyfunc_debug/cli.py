@@ -133,10 +133,11 @@ def _cmd_run(args) -> int:
             return tui.run_app(tui.script_app(program, breaks=opts.get("--break", []),
                                               break_on=tuple(kinds) or ("error",),
                                               guard_mutation=guard))
-        return _run_console(program, opts.get("--break", []), kinds, guard)
+        return _run_console(program, opts.get("--break", []), kinds, guard,
+                            on_worker=bool(opts.get("--tf") or opts.get("--jax")))
 
 
-def _run_console(program, breaks, kinds, guard) -> int:
+def _run_console(program, breaks, kinds, guard, on_worker=False) -> int:
     from .debug import ConsoleFrontend, Debugger
     from .script import run_program
     frontend = ConsoleFrontend()
@@ -149,7 +150,11 @@ def _run_console(program, breaks, kinds, guard) -> int:
     if "error" in kinds:
         dbg.break_on(on_error=True)
     with dbg:
-        outcome = run_program(program)
+        if on_worker:  # a framework's threads: Ctrl+C must still reach us
+            from .framework_options import run_on_worker
+            outcome = run_on_worker(run_program, program)
+        else:
+            outcome = run_program(program)
     status = _finish(outcome)
     for w in dbg.warnings:
         print(f"pyfunc-debug: warning: {w.message}", file=sys.stderr)

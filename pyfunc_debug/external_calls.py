@@ -88,14 +88,7 @@ class CallbackRun:
         cap = bus.capture_bytes if level == 2 else 0
         watch = bool(dbgs) and external.watching(op, dbgs)
         inputs = [as_numpy(a) for a in args] if (watch or level) else None
-        stepper = None
-        if watch:
-            self._gate.acquire()   # held on through a pdb session asked for at this pause
-            try:
-                stepper = self._ask(op, external.starting, op, inputs, run_id, dbgs)
-            finally:
-                if stepper is None:
-                    self._gate.release()
+        stepper = self._before(op, inputs, run_id, dbgs) if watch else None
         ins = tuple([summarize(a, cap) for a in inputs]) if level else ()
         tid = threading.get_ident()
         observed = bool(bus.subs)
@@ -106,7 +99,7 @@ class CallbackRun:
             if stepper is None:
                 result = func(*args)
             else:
-                try:   # waiting calls see a q given in pdb
+                try:   # the gate from _before: waiting calls see a q given in pdb
                     result = external.invoke(stepper, op, func, args)
                 finally:
                     self._gate.release()
@@ -124,6 +117,18 @@ class CallbackRun:
         if watch:
             self._ask(op, external.finished, op, inputs, outputs, run_id, dbgs)
         return result
+
+    def _before(self, op, inputs, run_id, dbgs):
+        """The pause before the call; returns the debugger that asked to step in, and then
+        keeps the gate held (the caller releases it after the pdb session)."""
+        self._gate.acquire()
+        stepper = None
+        try:
+            stepper = self._ask(op, external.starting, op, inputs, run_id, dbgs)
+        finally:
+            if stepper is None:
+                self._gate.release()
+        return stepper
 
     def _ask(self, op, check, *args):
         """A debugger check that may pause, under the gate; an abort becomes sticky."""

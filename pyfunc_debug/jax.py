@@ -19,10 +19,10 @@ callbacks (``jax.debug.print``'s) are hidden unless ``internal=True``.
 """
 from __future__ import annotations
 
+import functools
 import logging
 import os
 import sys
-import types
 from dataclasses import dataclass
 
 import jax
@@ -62,10 +62,16 @@ def _user_function(callback):
         return inner
     for cell in getattr(callback, "__closure__", None) or ():  # debug.callback: a closure
         value = cell.cell_contents
-        if isinstance(value, (types.FunctionType, types.MethodType)) or (
-                callable(value) and hasattr(value, "__call__") and hasattr(value, "__name__")):
+        if callable(value) and not isinstance(value, type):
             return value
     return callback
+
+
+def _unwrap(func):
+    """The function under ``functools.partial`` layers (its name and code are the user's)."""
+    while isinstance(func, functools.partial):
+        func = func.func
+    return func
 
 
 def _stack_source() -> str:
@@ -120,7 +126,7 @@ class Instrumentation:
         def instrumented_bind(*args, **params):
             cb = params.get("callback")
             if cb is not None and not isinstance(cb, _Instrumented):
-                user = _user_function(cb)
+                user = _unwrap(_user_function(cb))
                 code = getattr(user, "__code__", None)
                 if me.internal or code is None or not code.co_filename.startswith(_JAX_DIRS):
                     name = getattr(user, "__name__", type(user).__name__)

@@ -130,9 +130,10 @@ class Instrumentation:
             typ = "EagerPyFunc" if use_eager_py_func else (
                 "PyFunc" if stateful else "PyFuncStateless")
             holder = [ExternalOp(_eager_name(name, typ), typ, _stack_source(), target=_code(func))]
+            eager = tf.executing_eagerly()   # then the call runs in there: no op to name it
             result = internal_py_func(me._callback(func, holder), inp, Tout, stateful,
                                       use_eager_py_func, is_grad_func, name)
-            op = _op_of(result)
+            op = None if eager else _op_of(result)
             if op is not None:  # built, not run: name it after TF's op, as the user named it
                 holder[0] = ExternalOp(op.name, op.type, _op_source(op) or holder[0].source,
                                        target=holder[0].target)

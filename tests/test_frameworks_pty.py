@@ -124,3 +124,13 @@ def test_the_ui_pauses_a_tf_callback_steps_into_pdb_and_quits(script, tmp_path):
     text = screen.wait_for(r"exit status 1")
     assert "run aborted at op 'scale_np'" in text and "Traceback" not in text
     assert _exit_status(child) == 1
+
+
+def test_ctrl_c_at_a_pause_on_a_tf_thread_quits_with_130(script, tmp_path):
+    child, screen = _spawn(["run", "--tf", "--console", "--break", "scale_np", str(script)],
+                           tmp_path)
+    screen.wait_for(r"\(pfd\) ", timeout=90)
+    screen.send("\x03")
+    assert "interrupted (Ctrl+C)" in screen.wait_for(r"interrupted \(Ctrl\+C\)")
+    assert _exit_status(child) == 130
+    assert "Traceback" not in screen.fresh

@@ -1,10 +1,12 @@
-"""Ops the engine does not run: a framework's Python callbacks, under the debugger.
+"""The debugger's entry points around one op call, for whoever runs the op.
 
-The public seam between the debugger core and anything that runs ops itself
-(``pyfunc_debug.tensorflow``, ``pyfunc_debug.jax``): describe the op once with
-an ``ExternalOp``, then around each call ask ``watching`` (can anything pause
-here?) and if so ``starting`` (may pause before it),
-``finished`` (conditions on outputs) and ``failed`` (``on_error``, post-mortem).
+The public seam between the debugger core and anything that runs ops: the
+engine's attended steps (``run_loop``, with its ``Operation``s) and ops the
+engine does not run — a framework's Python callbacks
+(``pyfunc_debug.tensorflow``, ``pyfunc_debug.jax``), described once with an
+``ExternalOp``. Around each call ask ``watching`` (can anything pause here?)
+and if so ``starting`` (may pause before it), ``finished`` (conditions on
+outputs) and ``failed`` (``on_error``, post-mortem).
 Each returns after the frontend answered; an abort raises ``CancelledError``.
 ``invoke`` runs the call itself, under pdb when the frontend asked to step in.
 
@@ -53,10 +55,11 @@ def starting(op: ExternalOp, inputs: list, run_id=None, dbgs=None):
     Returns the debugger whose frontend asked to step into the function (for
     ``invoke``), else ``None``.
     """
+    stepper = None
     for d in attached() if dbgs is None else dbgs:
         if d._check_before(op, op.name, op.type, inputs, run_id) == "step_into":
-            return d
-    return None
+            stepper = d
+    return stepper
 
 
 def finished(op: ExternalOp, inputs: list, outputs: list, run_id=None, dbgs=None) -> None:
