@@ -14,7 +14,8 @@ run time (on the caller's thread, on CPU); ``instrument()`` wraps each
 primitive's ``bind`` so that parameter becomes our wrapper — aliases imported
 earlier are caught too. Functions jitted before ``instrument()`` hold the
 unwrapped callback in their compiled form, so it clears JAX's caches
-(``jax.clear_caches()``): they are traced again on their next call. JAX's own
+(``jax.clear_caches()``): they are traced again on their next call (what was
+compiled ahead of time, ``f.lower(x).compile()``, stays unobserved). JAX's own
 callbacks (``jax.debug.print``'s) are hidden unless ``internal=True``.
 """
 from __future__ import annotations

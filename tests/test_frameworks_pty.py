@@ -4,6 +4,7 @@ user's first line with the real arguments, ``c`` goes on, exit 0; ``q`` in pdb a
 with one line. Also the README's example and a trace with one track per TF thread."""
 from __future__ import annotations
 
+import importlib.util
 import json
 import os
 import subprocess
@@ -13,7 +14,10 @@ import textwrap
 import pytest
 
 pexpect = pytest.importorskip("pexpect")
-pytest.importorskip("tensorflow")
+if importlib.util.find_spec("tensorflow") is None:   # found, not imported: the children do
+    pytest.skip("needs the tensorflow extra", allow_module_level=True)
+# pexpect forks and at once execs: safe even with JAX's threads in this process
+pytestmark = pytest.mark.filterwarnings("ignore:os.fork:RuntimeWarning")
 
 from test_tui_e2e import ROOT, Screen  # noqa: E402
 
