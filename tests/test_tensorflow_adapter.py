@@ -258,3 +258,18 @@ def test_instrument_after_building_says_so():
     with pytest.warns(RuntimeWarning, match="after .* built"):
         inst = pt.instrument()
     inst.close()
+
+
+def test_a_jsonl_trace_replays_in_the_views_model(inst, tmp_path):
+    import pyfunc_debug as pfd
+    from tui.model import RunModel
+    path = tmp_path / "map.jsonl"
+    with pfd.trace(path=str(path)):
+        list(_map_dataset(4))
+        inst.close()                       # the run ends (RunEnd) when instrumenting ends
+    model = RunModel()
+    for e in pfd.load_trace(str(path)):
+        model.apply(e)
+    assert model.runs == 1 and model.state == "finished" and list(model.rows) == ["scale_np"]
+    assert model.rows["scale_np"].status == "done"
+    assert model.rows["scale_np"].source == f"{HERE}:{_line('# MAP')}"
