@@ -66,9 +66,9 @@ def _finish(outcome) -> int:
     return outcome.status
 
 
-_TRACE_OPTIONS = {"-o": True, "--output": True, "--capture": True}
+_TRACE_OPTIONS = {"-o": True, "--output": True, "--capture": True, "--tf": False, "--jax": False}
 _TRACE_USAGE = ("pyfunc-debug trace -o OUT.json|OUT.jsonl [--capture none|summary|full] "
-                "SCRIPT|-m MODULE [ARGS...]")
+                "[--tf] [--jax] SCRIPT|-m MODULE [ARGS...]")
 
 
 def _cmd_trace(args) -> int:
@@ -82,7 +82,8 @@ def _cmd_trace(args) -> int:
         recorder = trace(out, capture=(opts.get("--capture") or ["summary"])[-1])
     except ValueError as e:
         raise UsageError(str(e)) from None
-    with recorder as tr:
+    frameworks = _frameworks(opts)
+    with recorder as tr, frameworks:
         outcome = run_program(program)
     status = _finish(outcome)
     print(f"pyfunc-debug trace: wrote {tr.event_count} events ({tr.op_count} op runs in "
@@ -90,9 +91,19 @@ def _cmd_trace(args) -> int:
     return status
 
 
-_RUN_OPTIONS = {"--break": True, "--break-on": True, "--console": False, "--guard-mutation": False}
+_RUN_OPTIONS = {"--break": True, "--break-on": True, "--console": False, "--guard-mutation": False,
+                "--tf": False, "--jax": False}
 _RUN_USAGE = ("pyfunc-debug run [--break GLOB]... [--break-on nan|error|warning] [--console] "
-              "[--guard-mutation] SCRIPT|-m MODULE [ARGS...]")
+              "[--guard-mutation] [--tf] [--jax] SCRIPT|-m MODULE [ARGS...]")
+
+
+def _frameworks(opts: dict):
+    """Instrument TensorFlow / JAX for the block when --tf / --jax ask (a missing one: exit 2)."""
+    from .framework_options import FrameworkMissing, instrumented
+    try:
+        return instrumented(opts)
+    except FrameworkMissing as e:
+        raise UsageError(str(e)) from None
 
 
 def _console_only() -> str | None:
@@ -115,15 +126,17 @@ def _cmd_run(args) -> int:
     if why is not None:
         print(f"pyfunc-debug run: {why}: using the console frontend", file=sys.stderr)
         opts["--console"] = True
-    if not opts.get("--console"):
-        tui = _tui()
-        return tui.run_app(tui.script_app(program, breaks=opts.get("--break", []),
-                                          break_on=tuple(kinds) or ("error",),
-                                          guard_mutation=guard))
-    return _run_console(program, opts.get("--break", []), kinds, guard)
+    with _frameworks(opts):
+        if not opts.get("--console"):
+            tui = _tui()
+            return tui.run_app(tui.script_app(program, breaks=opts.get("--break", []),
+                                              break_on=tuple(kinds) or ("error",),
+                                              guard_mutation=guard))
+        return _run_console(program, opts.get("--break", []), kinds, guard,
+                            on_worker=bool(opts.get("--tf") or opts.get("--jax")))
 
 
-def _run_console(program, breaks, kinds, guard) -> int:
+def _run_console(program, breaks, kinds, guard, on_worker=False) -> int:
     from . import events
     from .debug import ConsoleFrontend, Debugger
     from .debug.console import DiagnosticPrinter
@@ -141,7 +154,11 @@ def _run_console(program, breaks, kinds, guard) -> int:
         dbg.break_on(on_warning=True)
     # each diagnostic printed once, as it happens (summaries let the engine find them)
     with events.subscribe(DiagnosticPrinter(), capture="summary"), dbg:
-        outcome = run_program(program)
+        if on_worker:  # a framework's threads: Ctrl+C must still reach us
+            from .framework_options import run_on_worker
+            outcome = run_on_worker(run_program, program)
+        else:
+            outcome = run_program(program)
     return _finish(outcome)
 
 
@@ -199,6 +216,13 @@ def _version() -> str:
         return "unknown (not installed)"
 
 
+def _framework_help(parser) -> None:
+    parser.add_argument("--tf", action="store_true", help="instrument TensorFlow's py_function / "
+                        "numpy_function / py_func callbacks (needs the tensorflow extra)")
+    parser.add_argument("--jax", action="store_true", help="instrument JAX's pure_callback / "
+                        "io_callback / debug.callback (needs the jax extra)")
+
+
 def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(
         prog="pyfunc-debug",
@@ -220,6 +244,7 @@ def build_parser() -> argparse.ArgumentParser:
     t.add_argument("-o", "--output", metavar="OUT", help="OUT.json or OUT.jsonl")
     t.add_argument("--capture", choices=("none", "summary", "full"),
                    help="value summaries (default) or copies of values too")
+    _framework_help(t)
     t.set_defaults(func=_cmd_trace)
     r = sub.add_parser(
         "run", help="run a program under the debugger",
@@ -239,6 +264,7 @@ def build_parser() -> argparse.ArgumentParser:
     r.add_argument("--console", action="store_true", help="a (pfd) prompt instead of the UI")
     r.add_argument("--guard-mutation", action="store_true",
                    help="warn when a wrapped function writes into its inputs")
+    _framework_help(r)
     r.set_defaults(func=_cmd_run)
     v = sub.add_parser("view", help="replay a recorded trace (.jsonl) in the debugger UI")
     v.add_argument("trace", help="a .jsonl trace from pyfunc-debug trace or pfd.trace()")

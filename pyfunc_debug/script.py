@@ -178,6 +178,9 @@ def _failure_outcome(e: BaseException, program: Program) -> Outcome:
 def abort_line(e: BaseException) -> str | None:
     """One line for a run the user ended from the debugger (``q``, Ctrl+C at a pause)."""
     op = getattr(e, "pfd_aborted_at", None)
+    calls = sys.modules.get("pyfunc_debug.external_calls")  # loaded only with --tf/--jax
+    if op is None and calls is not None:
+        op = calls.abort_of(e)   # a framework's error: it kept only our message's text
     if op is None:
         return None
     return f"run aborted at op '{op}'" + (" (Ctrl+C)" if isinstance(e, KeyboardInterrupt) else "")

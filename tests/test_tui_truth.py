@@ -18,6 +18,7 @@ from textual.widgets import DataTable, Static
 from textual.widgets._footer import FooterKey
 
 import pyfunc_debug as pfd
+from pyfunc_debug import events as ev
 from pyfunc_debug.errors import OpError
 from tui.commands import DebugCommands
 from tui.widgets.event_log import EventLog

@@ -162,6 +162,8 @@ class RunModel:
                 if row.status == "running":
                     row.status = "aborted"
         elif cls is ev.BreakpointHit:
+            if e.parent is None:  # a framework callback can pause before its first start
+                self._row(e.op, e.op_type)
             self.mark_paused(e.op)
             self.state = "paused"
         elif cls is ev.Warning:

@@ -16,6 +16,7 @@ import numpy as np
 
 from .. import events as ev
 from ..errors import CancelledError
+from .attachment import _attached, _lock as _attach_lock, attached
 from .breakpoints import Breakpoint, changes
 from .console import ConsoleFrontend
 from .pause import ACTIONS, Pause
@@ -24,14 +25,6 @@ from .run_loop import run_debugged
 from ..trace.summary import summarize
 
 __all__ = ["Debugger", "attached"]
-
-_attached: list = []     # debuggers, in attach order
-_attach_lock = threading.Lock()
-
-
-def attached() -> tuple:
-    """The debuggers attached now (``with dbg:``), in attach order."""
-    return tuple(_attached)
 
 
 class _EagerHook:
@@ -67,9 +60,12 @@ class Debugger:
         self.warnings: list = []
         self._op_breakpoint = Breakpoint(op_type="Breakpoint")  # pfd.debug.breakpoint ops
         self._watch: dict = {}
+        self._may_pause: dict = {}
         self._tls = threading.local()
-        # re-entrant: a frontend may run the session again and pause inside it
+        # re-entrant: a frontend may run the session again and pause inside it, and a pdb
+        # session holds it (external.py)
         self._pause_lock = threading.RLock()
+        self._step_all = False   # "next op" from a framework callback: any thread's next op
         self._saved_hook = None
         self._interrupted = False
         self._warning_sub = None
@@ -150,10 +146,19 @@ class Debugger:
     # -- per-thread state ------------------------------------------------------------------
     @property
     def stepping(self) -> bool:
-        return self._interrupted or getattr(self._tls, "stepping", False)
+        return self._interrupted or self._step_all or getattr(self._tls, "stepping", False)
 
-    def _set_stepping(self, value: bool) -> None:
-        self._tls.stepping = value
+    def _set_stepping(self, value: bool, everywhere: bool = False) -> None:
+        # framework threads start every callback with an empty threading.local: a "next op"
+        # asked there must outlive the call, so it is kept on the debugger itself
+        self._tls.stepping = value and not everywhere
+        self._step_all = value and everywhere
+
+    @property
+    def serialized(self):
+        """The lock pauses are served under; hold it for a whole pdb session started at a
+        pause, so concurrent callbacks never share the terminal (re-entrant)."""
+        return self._pause_lock
 
     def watch(self, plan) -> frozenset:
         """Steps of ``plan`` that may pause (static name/type match), cached per plan."""
@@ -199,6 +204,18 @@ class Debugger:
                         "time, or break on the session's first run")
                 self._warn(op.name, op.type, f"{bp.describe()} cannot fire at op '{op.name}': "
                            f"{why}", "breakpoint_cannot_fire", run_id, (), str(op.source), hint)
+
+    def may_pause(self, name: str, op_type: str) -> bool:
+        """Whether some breakpoint could pause before or after an op of this name and type
+        (its name/type part; conditions are checked when it runs). Cached per op."""
+        key = (name, op_type)
+        found = self._may_pause.get(key)
+        if found is not None and found[0] == changes[0]:
+            return found[1]
+        result = op_type == "Breakpoint" or any(
+            b.matches_op(name, op_type) for b in self.breakpoints if not b.on_error)
+        self._may_pause[key] = (changes[0], result)
+        return result
 
     @property
     def watches_eager(self) -> bool:
@@ -293,7 +310,7 @@ class Debugger:
         if action == "post_mortem" and pause.error is None:
             action = "continue"
         self._interrupted = False
-        self._set_stepping(action == "step")
+        self._set_stepping(action == "step", everywhere=getattr(pause.op, "external", False))
         if action == "abort":
             err = CancelledError(None, pause.op, f"run aborted from the debugger at op "
                                  f"'{pause.op_name}' ({pause.op_type}), {pause.when}")
@@ -332,6 +349,8 @@ def _source(op) -> str:
 
 
 def _wraps(op) -> bool:
+    if getattr(op, "external", False):  # a framework callback (debug.external.ExternalOp)
+        return op.wrapped
     return op is not None and "step_into" in op.op_def.extra and not op.attrs.get("is_grad") \
         and op.attrs.get("callback") is not None
 

@@ -36,10 +36,10 @@ class Pause:
 
     def producers(self) -> list:
         """The name of the op that produced each input ("" when unknown)."""
-        op = self.op
-        if op is None:
+        tensors = getattr(self.op, "inputs", None)   # a framework's op has no graph inputs
+        if tensors is None:
             return [""] * len(self.inputs)
-        return [t.op.name for t in op.inputs][:len(self.inputs)]
+        return [t.op.name for t in tensors][:len(self.inputs)]
 
     @property
     def actions(self) -> tuple:

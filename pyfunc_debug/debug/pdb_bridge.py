@@ -25,7 +25,10 @@ __all__ = ["PdbRunner", "PdbQuit", "make_pdb"]
 # Our machinery, never shown while stepping (the demo's functions in pyfunc_debug.demo are).
 SKIP = ["pyfunc_debug.runtime.*", "pyfunc_debug.debug.*", "pyfunc_debug.ops.*",
         "pyfunc_debug.eager.*", "pyfunc_debug.graph.*", "pyfunc_debug.trace.*",
-        "pyfunc_debug.events", "pyfunc_debug.autodiff", "tui.*", "contextlib", "threading"]
+        "pyfunc_debug.events", "pyfunc_debug.autodiff", "pyfunc_debug.external_calls",
+        "pyfunc_debug.tensorflow", "pyfunc_debug.jax", "tui.*", "contextlib", "threading",
+        # the frameworks around a callback (step into the user's function, not theirs)
+        "tensorflow.*", "keras.*", "jax.*", "jaxlib.*"]
 
 
 class PdbQuit(CancelledError):
@@ -180,12 +183,14 @@ class PdbRunner:
         import contextlib
         return self.around() if self.around is not None else contextlib.nullcontext()
 
-    def step_into(self, func, args, op_name: str = ""):
+    def step_into(self, func, args, op_name: str = "", target=None):
         """Call ``func(*args)`` under pdb, stopping at its first line; returns its result.
 
-        Whatever tracer was installed before (a coverage tool's) is back afterwards.
+        ``target`` (a code object) stops there instead, when ``func`` only leads to the
+        user's function (a framework's flattening wrapper). Whatever tracer was installed
+        before (a coverage tool's) is back afterwards.
         """
-        target = getattr(func, "__code__", None)
+        target = target or getattr(func, "__code__", None)
         saved, saved_threads = sys.gettrace(), threading.gettrace()
         with self._context():
             p = make_pdb(self.stdin, self.stdout)

@@ -26,6 +26,7 @@ from ..runtime.parallel import run_parallel
 from ..runtime.observed import (fold_items, main_items, report_interrupt, run_end, run_start,
                                 run_steps_observed, step_info)
 from ..trace.summary import summarize
+from .external import finished, starting
 
 __all__ = ["run_debugged"]
 
@@ -135,10 +136,10 @@ def _attend(plan, i, vals, ctx, dbgs, observed, frees) -> None:
     name, typ, src, producers, in_slots, out_slots = step_info(plan)[i]
     args = [vals[s] for s in in_slots]
     run_id = ctx.run_id
-    for d in dbgs:
-        if d._check_before(op, name, typ, args, run_id) == "step_into":
-            kernel = op.op_def.extra["step_into"](
-                op, lambda f, a, d=d: d.pdb.step_into(f, a, op_name=name))
+    stepper = starting(op, args, run_id, dbgs)
+    if stepper is not None:
+        kernel = op.op_def.extra["step_into"](
+            op, lambda f, a: stepper.pdb.step_into(f, a, op_name=name))
     hands_out = op.op_def.extra.get("hands_out_arrays")
     guarded = {}
     if any(d.guard_mutation for d in dbgs) and hands_out:
@@ -186,8 +187,7 @@ def _attend(plan, i, vals, ctx, dbgs, observed, frees) -> None:
         ev.emit(ev.OpEnd(ev.next_seq(), run_id, t1, tid, name, typ, None, t1 - t0, ins, sums))
         if level:
             after_op(run_id, name, typ, src, ins, sums)
-    for d in dbgs:
-        d._check_after(op, name, typ, args, list(results), run_id)
+    finished(op, args, list(results), run_id, dbgs)
     if drop:
         for s in drop:
             vals[s] = None

@@ -11,13 +11,14 @@ from __future__ import annotations
 from ..events import _bus
 from ..graph.graph import eager_mode
 from . import hooks
-from .loop import PASS_THROUGH as _PASS_THROUGH, RunContext, annotate_error, run_folds, run_steps
+from .loop import PASS_THROUGH as _PASS_THROUGH, RunContext, annotate_error, new_run_id, run_folds, \
+    run_steps
 from .observed import fold_items, main_items, run_end, run_start, run_steps_observed
 from .overlap import run_overlapped
 from .parallel import run_parallel
 from .workers import HELPERS
 
-__all__ = ["RunContext", "execute", "run_steps", "annotate_error"]
+__all__ = ["RunContext", "execute", "run_steps", "annotate_error", "new_run_id"]
 
 _run_folds = run_folds  # the debugger's run loop imports it by this name
 

@@ -10,10 +10,15 @@ import itertools
 
 from ..errors import InvalidArgumentError, OpError
 
-__all__ = ["RunContext", "run_steps", "run_folds", "annotate_error", "PASS_THROUGH"]
+__all__ = ["RunContext", "run_steps", "run_folds", "annotate_error", "PASS_THROUGH", "new_run_id"]
 
 _run_ids = itertools.count(1)
 PASS_THROUGH = (KeyboardInterrupt, SystemExit, bdb.BdbQuit)
+
+
+def new_run_id() -> int:
+    """A run id no other run in this process has (runs of framework callbacks use it too)."""
+    return next(_run_ids)
 
 
 class RunContext:

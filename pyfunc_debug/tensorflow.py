@@ -1,0 +1,208 @@
+"""Debugging a real TensorFlow program: its Python callbacks as ops (SPEC §10).
+
+``instrument()`` makes every ``tf.py_function``, ``tf.numpy_function`` and
+``tf.compat.v1.py_func`` call — eager, inside ``tf.function``, in
+``tf.data`` maps (any ``num_parallel_calls``) and in v1 sessions — emit
+``OpStart``/``OpEnd``/``OpError`` events and honour the attached debuggers'
+breakpoints, pauses, step-into pdb and post-mortem, on whichever TF thread
+runs it. Requires the ``tensorflow`` extra; this module and
+``pyfunc_debug.jax`` are the only ones that import a framework.
+
+How: every callback TF builds goes through two globals of its private
+``script_ops`` module, looked up at call time — ``_internal_py_func`` (graphs,
+``tf.function``, ``tf.data``, eager ``py_function``) and ``py_func_common``
+(eager ``numpy_function``/``py_func``, which call the function directly).
+Wrapping both catches aliases imported before ``instrument()``. The op's name,
+type and the user's file:line are read from the op TF returns at build time
+(its traceback maps autograph's generated code back to the user's lines).
+Callbacks built before ``instrument()`` run unobserved: it warns about them.
+TF's own callbacks (``Dataset.from_generator``'s) are hidden unless
+``internal=True``. Gradient functions are never wrapped, so gradients through
+an instrumented ``py_function`` are TF's own.
+"""
+from __future__ import annotations
+
+import importlib.util
+import os
+import sys
+import warnings
+
+import tensorflow as tf
+from tensorflow.python.framework import ops as tf_ops
+from tensorflow.python.ops import script_ops
+
+from .debug.external import ExternalOp
+from .external_calls import CallbackRun
+
+__all__ = ["instrument", "uninstrument", "Instrumentation"]
+
+
+
+def _package_dir(name: str) -> str | None:
+    spec = importlib.util.find_spec(name)  # finds without importing
+    origin = spec.origin if spec is not None else None
+    return os.path.dirname(origin) + os.sep if origin else None
+
+
+# TF's own files (and Keras', which calls TF on the user's behalf): never the user's line
+_TF_DIRS = tuple(d for d in map(_package_dir, ("tensorflow", "keras", "tf_keras")) if d)
+_OUR_DIR = os.path.dirname(os.path.abspath(__file__)) + os.sep
+_NOT_USER = _TF_DIRS + (_OUR_DIR, "<frozen ")
+_CONTEXTLIB = os.path.dirname(os.__file__) + os.sep + "contextlib.py"
+
+_active: Instrumentation | None = None
+
+
+def _is_user_file(filename: str) -> bool:
+    return not filename.startswith(_NOT_USER) and filename != _CONTEXTLIB
+
+
+def _code(func):
+    """The code object pdb stops in when stepping into ``func``."""
+    while hasattr(func, "func") and not hasattr(func, "__code__"):  # functools.partial
+        func = func.func
+    return getattr(func, "__code__", None)
+
+
+def _is_internal(func) -> bool:
+    code = _code(func)
+    return code is not None and code.co_filename.startswith(_TF_DIRS)
+
+
+def _stack_source(depth: int = 3) -> str:
+    """The innermost user frame now (eager calls: there is no op to ask)."""
+    frame = sys._getframe(depth)
+    while frame is not None:
+        if _is_user_file(frame.f_code.co_filename):
+            return f"{frame.f_code.co_filename}:{frame.f_lineno}"
+        frame = frame.f_back
+    return ""
+
+
+def _op_source(op) -> str:
+    """The user's file:line in a TF op's creation traceback (innermost last)."""
+    try:
+        frames = list(op.traceback)
+    except Exception:  # an op without a recorded traceback
+        return ""
+    for f in reversed(frames):
+        if _is_user_file(f.filename):
+            return f"{f.filename}:{f.lineno}"
+    return ""
+
+
+def _op_of(result):
+    """The graph op behind ``_internal_py_func``'s result (``None`` when eager)."""
+    first = result[0] if isinstance(result, (list, tuple)) and result else result
+    if isinstance(first, tf.Operation):
+        return first
+    try:
+        return first.op
+    except (AttributeError, ValueError):  # EagerTensor: no op; [] when eager with Tout=[]
+        return None
+
+
+def _eager_name(name, op_type: str) -> str:
+    scope = tf_ops.get_name_scope()
+    base = name or op_type
+    return f"{scope}/{base}" if scope else base
+
+
+class Instrumentation:
+    """The installed wrappers; ``close()`` (or leaving ``with``) restores TF's own and
+    ends the callbacks' run. ``run`` is the ``CallbackRun`` the calls belong to."""
+
+    def __init__(self, internal: bool = False):
+        self.internal = internal
+        self.run = CallbackRun("tensorflow")
+        self._saved = None
+
+    def _install(self) -> None:
+        self._saved = (script_ops._internal_py_func, script_ops.py_func_common)
+        internal_py_func, py_func_common = self._saved
+        me = self
+
+        def _internal_py_func(func, inp, Tout, stateful=None, use_eager_py_func=False,
+                              is_grad_func=False, name=None):
+            if is_grad_func or (not me.internal and _is_internal(func)):
+                return internal_py_func(func, inp, Tout, stateful, use_eager_py_func,
+                                        is_grad_func, name)
+            typ = "EagerPyFunc" if use_eager_py_func else (
+                "PyFunc" if stateful else "PyFuncStateless")
+            holder = [ExternalOp(_eager_name(name, typ), typ, _stack_source(), target=_code(func))]
+            eager = tf.executing_eagerly()   # then the call runs in there: no op to name it
+            result = internal_py_func(me._callback(func, holder), inp, Tout, stateful,
+                                      use_eager_py_func, is_grad_func, name)
+            op = None if eager else _op_of(result)
+            if op is not None:  # built, not run: name it after TF's op, as the user named it
+                holder[0] = ExternalOp(op.name, op.type, _op_source(op) or holder[0].source,
+                                       target=holder[0].target)
+            return result
+
+        def _py_func_common(func, inp, Tout, stateful=True, name=None):
+            if not tf.executing_eagerly() or (not me.internal and _is_internal(func)):
+                return py_func_common(func, inp, Tout, stateful=stateful, name=name)
+            typ = "PyFunc" if stateful else "PyFuncStateless"
+            holder = [ExternalOp(_eager_name(name, typ), typ, _stack_source(), target=_code(func))]
+            return py_func_common(me._callback(func, holder), inp, Tout, stateful=stateful,
+                                  name=name)
+
+        script_ops._internal_py_func = _internal_py_func
+        script_ops.py_func_common = _py_func_common
+
+    def _callback(self, func, holder):
+        run = self.run
+
+        def callback(*args):
+            return run.call(holder[0], func, args)
+        callback.__name__ = getattr(func, "__name__", "callback")
+        callback.__qualname__ = getattr(func, "__qualname__", callback.__name__)
+        return callback
+
+    def close(self) -> None:
+        """Restore TF's functions (already-built callbacks stay wrapped) and end the run."""
+        global _active
+        if self._saved is not None:
+            script_ops._internal_py_func, script_ops.py_func_common = self._saved
+            self._saved = None
+        if _active is self:
+            _active = None
+        self.run.end()
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.close()
+        return False
+
+
+def instrument(internal: bool = False) -> Instrumentation:
+    """Wrap every Python callback TensorFlow builds from now on (see the module docstring).
+
+    Call it before functions are traced or datasets built; callbacks built earlier
+    run unobserved and a ``RuntimeWarning`` says how many. ``internal=True`` also
+    shows TF's own callbacks (``Dataset.from_generator``). Calling it again returns
+    the active ``Instrumentation``. Use as ``with instrument(): ...`` or call
+    ``uninstrument()`` to restore TF.
+    """
+    global _active
+    if _active is not None:
+        _active.internal = _active.internal or internal
+        return _active
+    built = script_ops._py_funcs.size()
+    if built:
+        warnings.warn(f"pyfunc_debug.tensorflow.instrument() was called after {built} Python "
+                      f"callback{'s were' if built != 1 else ' was'} built (tf.function traced, "
+                      "dataset built or graph made): those run without events or breakpoints. "
+                      "Call instrument() first (pyfunc-debug run --tf does).",
+                      RuntimeWarning, stacklevel=2)
+    _active = Instrumentation(internal)
+    _active._install()
+    return _active
+
+
+def uninstrument() -> None:
+    """Undo ``instrument()`` (no-op when not instrumented)."""
+    if _active is not None:
+        _active.close()

@@ -1,0 +1,104 @@
+"""pyfunc_debug.jax on real JAX (SPEC §10): pure_callback, io_callback and debug.callback
+under jit emit events named after the callback, pause at breakpoints, step into pdb,
+abort. Skipped without the jax extra."""
+from __future__ import annotations
+
+import io
+import os
+
+import numpy as np
+import pytest
+
+jax = pytest.importorskip("jax")
+jnp = pytest.importorskip("jax.numpy")
+
+from jax.experimental import io_callback  # noqa: E402
+
+from pyfunc_debug import events as ev  # noqa: E402
+from pyfunc_debug import jax as pj  # noqa: E402
+from pyfunc_debug.debug import Debugger, PdbRunner  # noqa: E402
+
+HERE = os.path.abspath(__file__)
+
+
+def host_sin(x):
+    return np.sin(x)
+
+
+def show(x):
+    pass
+
+
+def log_io(x):
+    return np.asarray(x + 1, dtype=np.float32)
+
+
+def program(x):
+    y = jax.pure_callback(host_sin, jax.ShapeDtypeStruct(x.shape, x.dtype), x)  # PURE
+    jax.debug.callback(show, y)
+    jax.debug.print("y={y}", y=y)       # JAX's own callback: hidden
+    z = io_callback(log_io, jax.ShapeDtypeStruct(x.shape, jnp.float32), y)
+    return z * 2
+
+
+@pytest.fixture
+def inst():
+    with pj.instrument() as i:
+        yield i
+
+
+@pytest.fixture
+def events():
+    seen = []
+    with ev.subscribe(seen.append, capture="summary"):
+        yield seen
+
+
+def _line(text):
+    with open(HERE) as f:
+        return next(i for i, line in enumerate(f, 1) if text in line)
+
+
+def test_jit_callbacks_named_after_the_function(inst, events, capsys):
+    f = jax.jit(program)
+    f(jnp.arange(3.0))                  # traced before? no matter: instrument clears caches
+    out = np.asarray(f(jnp.arange(3.0)))
+    np.testing.assert_allclose(out, (np.sin(np.arange(3.0)) + 1) * 2, rtol=1e-6)
+    ends = [e for e in events if type(e) is ev.OpEnd]
+    assert [(e.op, e.op_type) for e in ends][:3] == [
+        ("host_sin", "pure_callback"), ("show", "debug_callback"), ("log_io", "io_callback")]
+    starts = [e for e in events if type(e) is ev.OpStart]
+    assert starts[0].source == f"{HERE}:{_line('# PURE')}"
+    assert ends[0].outputs[0].max == pytest.approx(np.sin(2.0))
+    assert [e.kind for e in events if type(e) is ev.RunStart] == ["jax"]
+
+
+def test_jitted_before_instrument_is_wrapped_after(events):
+    f = jax.jit(program)
+    f(jnp.arange(2.0))
+    with pj.instrument():
+        f(jnp.arange(2.0))
+    assert {e.op for e in events if type(e) is ev.OpEnd} == {"host_sin", "show", "log_io"}
+
+
+def test_breakpoint_step_into_and_abort(inst, events):
+    out = io.StringIO()
+    runner = PdbRunner(stdin=io.StringIO("p x\nc\n"), stdout=out)
+    answers = iter(["step_into", "abort"])
+    seen = []
+
+    def frontend(pause):
+        seen.append((pause.op_name, pause.op_type, pause.inputs[0].tolist()))
+        return next(answers)
+
+    dbg = Debugger(on_pause=frontend, pdb_runner=runner)
+    dbg.break_on(op="host_*")
+    f = jax.jit(program)
+    with dbg:
+        f(jnp.arange(2.0))
+        with pytest.raises(Exception) as info:
+            jax.block_until_ready(f(jnp.arange(2.0)))
+    assert seen == [("host_sin", "pure_callback", [0.0, 1.0])] * 2
+    assert "return np.sin(x)" in out.getvalue() and "Array([0., 1.]" in out.getvalue()
+    assert "run aborted from the debugger at op 'host_sin'" in str(info.value)
+    assert inst.run.aborted == "host_sin"
