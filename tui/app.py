@@ -61,7 +61,7 @@ class PfdApp(App):
 
     def __init__(self, target=None, title: str = "", breaks=(), break_on=("error",),
                  suspend=None, pdb_io=None, show_timings: bool = True,
-                 guard_mutation: bool = False):
+                 guard_mutation: bool = False, link=None):
         super().__init__()
         self.model = RunModel()
         self.target = target
@@ -79,22 +79,18 @@ class PfdApp(App):
         self._deferred_pause = None
         self._ticker = None
         self._rate, self._rate_t, self._rate_n = None, time.perf_counter(), 0
-        runner = None
-        if pdb_io is not None:
-            from pyfunc_debug.debug import PdbRunner
-            runner = PdbRunner(pdb_io[0], pdb_io[1])
-        self.bridge = Bridge(self._post_pause, self._request_suspend, runner, guard_mutation)
-        if runner is not None:
-            runner.around = self.bridge.pdb_session
-        dbg = self.bridge.debugger
+        # ``link``: a remote process (pyfunc-debug attach); else a debugger in this one
+        self.bridge = Bridge(self._post_pause, self._request_suspend, link, pdb_io,
+                             guard_mutation)
+        link = self.bridge.link
         for glob in breaks:
-            dbg.break_on(op=glob)
+            link.break_on(op=glob)
         if "error" in break_on:
-            dbg.break_on(on_error=True)
+            link.break_on(on_error=True)
         if "nan" in break_on:
-            dbg.break_on(when="nan_producer")
+            link.break_on(when="nan_producer")
         if "warning" in break_on:
-            dbg.break_on(on_warning=True)
+            link.break_on(on_warning=True)
 
     # -- layout -------------------------------------------------------------------------
     def compose(self) -> ComposeResult:
@@ -232,7 +228,7 @@ class PfdApp(App):
         pause = self.pause if self.pause is not None and name == self.pause.op_name else None
         values, from_run = None, None
         if pause is not None:
-            values = Values(pause.inputs, pause.outputs or [], _returned(pause))
+            values = Values(_full(pause, "inputs"), _full(pause, "outputs"), _returned(pause))
         elif name in self.bridge.latest_values:
             run, ins, outs = self.bridge.latest_values[name]
             after = self.bridge.inputs_after.get(name)
@@ -325,18 +321,18 @@ class PfdApp(App):
 
     # -- breakpoints ---------------------------------------------------------------------------
     def _breakpoint_ops(self) -> set:
-        return {bp.op for bp in self.bridge.debugger.breakpoints if bp.op and bp.enabled}
+        return {bp.op for bp in self.bridge.link.breakpoints if bp.op and bp.enabled}
 
     def _refresh_breakpoints(self) -> None:
-        self.query_one(BreakpointList).show(self.bridge.debugger.breakpoints)
+        self.query_one(BreakpointList).show(self.bridge.link.breakpoints)
 
     def _toggle(self, match, make) -> None:
-        dbg = self.bridge.debugger
-        found = next((bp for bp in dbg.breakpoints if match(bp)), None)
+        link = self.bridge.link
+        found = next((bp for bp in link.breakpoints if match(bp)), None)
         if found is not None:
-            dbg.remove(found)
+            link.remove(found.id)
         else:
-            make(dbg)
+            make(link)
         self._refresh_breakpoints()
         self.model.version += 1
         self.query_one(OpList).sync()
@@ -346,19 +342,19 @@ class PfdApp(App):
         if name is None:
             self.notify("No op selected.", severity="warning")
             return
-        self._toggle(lambda bp: bp.op == name and bp.condition is None and not bp.on_error,
+        self._toggle(lambda bp: bp.op == name and bp.when is None and not bp.on_error,
                      lambda dbg: dbg.break_on(op=name))
 
     def action_toggle_error_break(self) -> None:
         self._toggle(lambda bp: bp.on_error and bp.op is None, lambda d: d.break_on(on_error=True))
 
     def action_toggle_nan_break(self) -> None:
-        self._toggle(lambda bp: bp.condition is not None and bp.condition.label == "nan_producer",
+        self._toggle(lambda bp: bp.when == "nan_producer",
                      lambda d: d.break_on(when="nan_producer"))
 
     def add_condition(self, expr: str) -> None:
         try:
-            self.bridge.debugger.break_on(when=expr)
+            self.bridge.link.break_on(when=expr)
         except ValueError as e:
             self.notify(str(e), severity="error")
         self._refresh_breakpoints()
@@ -425,6 +421,12 @@ def _ending(result) -> str:
     if error is not None:
         return f"{type(error).__name__} (exit status {exit_status(result)})"
     return f"exit status {exit_status(result)}"
+
+
+def _full(pause, which: str) -> list:
+    """A pause's values (a remote pause fetches those it did not carry)."""
+    values = pause.outputs if which == "outputs" else pause.inputs
+    return [pause.value(which, i) for i in range(len(values or ()))]
 
 
 def _returned(pause):
