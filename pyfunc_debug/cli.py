@@ -178,7 +178,7 @@ def _cmd_attach(args) -> int:
         raise UsageError("a token is needed: --token TOKEN or PYFUNC_DEBUG_TOKEN (the target "
                          "printed it: 'pyfunc-debug: listening on HOST:PORT token TOKEN')")
     try:
-        link = RemoteLink(args.address, token)
+        link = RemoteLink(args.address, token, capture=args.capture)
     except ValueError as e:
         raise UsageError(str(e)) from None
     except AttachError as e:
@@ -327,6 +327,9 @@ def build_parser() -> argparse.ArgumentParser:
     a.add_argument("address", metavar="HOST:PORT", help="where the process listens")
     a.add_argument("--token", help="the token the process printed (or PYFUNC_DEBUG_TOKEN)")
     a.add_argument("--console", action="store_true", help="a (pfd) prompt instead of the UI")
+    a.add_argument("--capture", choices=("none", "summary"), default="none",
+                   help="value summaries in every streamed event (slows the target; pauses "
+                   "always carry them): none (default) or summary")
     a.add_argument("--break", dest="break_", metavar="GLOB", action="append",
                    help="pause before ops whose name matches (repeatable)")
     a.add_argument("--break-on", choices=("nan", "error", "warning"), action="append",

@@ -79,7 +79,7 @@ def _run_in_thread(g, x, z, value):
 
 # -- in-process ----------------------------------------------------------------------------
 def test_attach_break_inspect_continue(server):
-    link = _attach(server)
+    link = _attach(server, capture="summary")      # summaries in every streamed event
     events, pauses = [], []
     link.break_on(op="double")
     link.start(events.append, pauses.append)

@@ -32,11 +32,17 @@ class AttachError(ConnectionError):
 
 
 class RemoteLink(Link):
-    """Attach to ``address`` (``HOST:PORT``) with ``token``; the target streams at once."""
+    """Attach to ``address`` (``HOST:PORT``) with ``token``; the target streams at once.
+
+    ``capture="summary"`` asks for value summaries in the streamed events (the
+    target then summarises every value it computes: slower); pauses always carry
+    summaries, and values on request.
+    """
 
     remote = True
 
-    def __init__(self, address: str, token: str, timeout: float = 10.0):
+    def __init__(self, address: str, token: str, timeout: float = 10.0,
+                 capture: str = "none"):
         self.address = address
         host, port = parse_address(address)
         try:
@@ -45,7 +51,8 @@ class RemoteLink(Link):
             raise AttachError(f"cannot connect to {host}:{port}: {e.strerror or e}") from None
         self._ch = Channel(sock)
         try:
-            self._ch.send({"t": "attach", "version": VERSION, "token": token})
+            self._ch.send({"t": "attach", "version": VERSION, "token": token,
+                           "capture": capture})
             msg, _ = self._ch.receive()
         except (ChannelClosed, OSError) as e:
             self._ch.close()

@@ -77,6 +77,9 @@ class Server:
             return "no attach message"
         if msg.get("t") != "attach":
             return "expected an attach message"
+        self._capture = msg.get("capture", "none")
+        if self._capture not in ("none", "summary"):
+            return f"capture must be none or summary, not {str(self._capture)[:20]!r}"
         if msg.get("version") != VERSION:
             return f"protocol version {msg.get('version')!r} is not supported (this is {VERSION})"
         token = msg.get("token")
@@ -105,7 +108,7 @@ class Server:
             ch.send({"t": "welcome", "version": VERSION, "pid": os.getpid(),
                      "program": self.title,
                      "list": breakpoints_message(self.link.breakpoints)["list"]})
-            self.link.start(self._on_event, self._on_pause, capture="summary")
+            self.link.start(self._on_event, self._on_pause, capture=self._capture)
             threading.Thread(target=self._send_events, args=(ch,), name="pfd-send",
                              daemon=True).start()
             while True:
@@ -167,8 +170,7 @@ class Server:
 
     def _break_on(self, ch: Channel, msg: dict) -> None:
         spec = msg.get("spec")
-        if type(spec) is not dict or set(spec) - set(_BREAK_KEYS) or \
-                not isinstance(spec.get("when"), (str, type(None))):
+        if not _valid_spec(spec):
             self._reply(ch, msg, {"ok": False, "error": f"bad breakpoint spec {str(spec)[:80]}"})
             return
         try:
@@ -217,14 +219,16 @@ class Server:
                 text = json.dumps(rows, allow_nan=False, separators=(",", ":"))
             except ValueError:   # a NaN/Inf in a summary: spelled as a string (strict JSON)
                 text = json.dumps([strict_row(r) for r in rows], separators=(",", ":"))
+            except TypeError:    # a field JSON cannot hold: leave those events out
+                text = json.dumps([r for r in rows if _encodable(r)], separators=(",", ":"))
             ch.send_raw(b'{"t":"events","rows":' + text.encode() + b"}\n")
 
     def _send_events(self, ch: Channel) -> None:
         try:
             while self._conn is ch:
                 self._flush(ch)
-                if not self._events:
-                    time.sleep(SEND_EVERY)
+                if len(self._events) < BATCH:
+                    time.sleep(SEND_EVERY)   # bigger batches: fewer GIL hand-offs
         except ChannelClosed:
             pass
 
@@ -287,3 +291,22 @@ class Server:
         out = stream or sys.stderr
         out.write(f"pyfunc-debug: listening on {self.host}:{self.port} token {self.token}\n")
         out.flush()
+
+
+_SPEC_TYPES = {"op": (str, type(None)), "op_type": (str, type(None)),
+               "when": (str, type(None)), "on_error": (bool,), "on_warning": (bool,),
+               "hit_count": (int, type(None))}
+
+
+def _valid_spec(spec) -> bool:
+    """A breakpoint from the wire: known keys, plain values (conditions as strings only)."""
+    return type(spec) is dict and all(k in _SPEC_TYPES and type(v) in _SPEC_TYPES[k]
+                                      for k, v in spec.items())
+
+
+def _encodable(row) -> bool:
+    try:
+        json.dumps(strict_row(row))
+        return True
+    except (TypeError, ValueError):
+        return False
