@@ -251,3 +251,21 @@ def test_target_killed_client_reports_it_and_exits_nonzero(tmp_path):
         target.kill()
     assert client.returncode == 1
     assert "lost the target" in err and "killed?" in err
+
+
+def test_a_client_that_cannot_keep_up_is_told_how_many_events_it_missed(server, monkeypatch):
+    import json
+    import pyfunc_debug.remote.server as server_module
+    monkeypatch.setattr(server_module, "QUEUE_LIMIT", 3)
+    for i in range(10):                    # the executing thread never waits for the client
+        server._on_event(ev.OpStart(i, 1, 0, 1, f"op{i}", "PyFunc"))
+
+    class Sink:
+        lines: list = []
+
+        def send_raw(self, line):
+            self.lines.append(json.loads(line))
+    server._flush(Sink())
+    rows = Sink.lines[0]["rows"]
+    assert [r[5] for r in rows[:3]] == ["op0", "op1", "op2"]
+    assert rows[3][0] == "Warning" and "7 events were not sent" in rows[3][8]

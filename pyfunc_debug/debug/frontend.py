@@ -61,19 +61,24 @@ class Link:
 
     def start(self, on_event=None, on_pause=None, capture: str = "summary",
               capture_bytes: int = 0) -> None:
+        """Begin delivering; ``capture`` is the value detail events carry (local links)."""
         raise NotImplementedError
 
     def stop(self) -> None:
+        """Stop delivering; a pause still waiting continues."""
         raise NotImplementedError
 
     def answer(self, action: str) -> None:
+        """End the current pause with ``action`` (one of ``debug.pause.ACTIONS``)."""
         raise NotImplementedError
 
     def break_on(self, op=None, op_type=None, when=None, on_error=False, hit_count=None,
                  on_warning=False) -> BreakpointInfo:
+        """As ``Debugger.break_on``; a bad condition raises ``ValueError``."""
         raise NotImplementedError
 
     def remove(self, bp_id: int) -> None:
+        """Remove the breakpoint with this id."""
         raise NotImplementedError
 
     @property
@@ -82,9 +87,11 @@ class Link:
         raise NotImplementedError
 
     def interrupt(self) -> None:
+        """Pause before the next op that runs, in any thread."""
         raise NotImplementedError
 
     def quit(self) -> None:
+        """The frontend leaves (see the class docstring)."""
         raise NotImplementedError
 
     def set_terminal(self, stdin=None, stdout=None, around=None) -> None:

@@ -14,6 +14,7 @@ import hmac
 import json
 import os
 import socket
+import struct
 import sys
 import threading
 import time
@@ -32,6 +33,7 @@ HANDSHAKE_TIMEOUT = 5.0
 SEND_EVERY = 0.01        # seconds between event batches
 BATCH = 5000             # events per message at most
 QUEUE_LIMIT = 200_000    # events waiting for a slow client; beyond, they are dropped (counted)
+SEND_TIMEOUT = 30        # seconds a client may stop reading before it is dropped
 _BREAK_KEYS = ("op", "op_type", "when", "on_error", "hit_count", "on_warning")
 
 
@@ -102,6 +104,7 @@ class Server:
             ch.close()
             return
         sock.settimeout(None)
+        _send_timeout(sock, SEND_TIMEOUT)
         self.stdin.connect()
         self._dropped = 0
         try:
@@ -213,6 +216,12 @@ class Server:
                     rows.append(event_to_row(pop()))
             except IndexError:
                 pass
+            if self._dropped:   # said in the stream itself, where the gap is
+                dropped, self._dropped = self._dropped, 0
+                rows.append(event_to_row(ev.Warning(
+                    ev.next_seq(), None, time.perf_counter_ns(), threading.get_ident(), "", "",
+                    None, f"{dropped} events were not sent: the client did not keep up",
+                    "dropped")))
             if not rows:
                 return
             try:
@@ -310,3 +319,12 @@ def _encodable(row) -> bool:
         return True
     except (TypeError, ValueError):
         return False
+
+
+def _send_timeout(sock: socket.socket, seconds: int) -> None:
+    """Sends give up after ``seconds`` (a client that stopped reading is dropped); receives
+    still wait as long as they need to."""
+    try:
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_SNDTIMEO, struct.pack("ll", seconds, 0))
+    except (OSError, AttributeError, struct.error):
+        pass   # not on this platform: a stalled client can then stall a pause
