@@ -71,28 +71,29 @@ class Server:
             threading.Thread(target=self._serve, args=(sock,), name="pfd-client",
                              daemon=True).start()
 
-    def _handshake(self, ch: Channel) -> str | None:
-        """Why the client is refused, or None."""
+    def _handshake(self, ch: Channel) -> tuple[str | None, str]:
+        """(why the client is refused or None, the capture level it asks for)."""
         try:
             msg, _ = ch.receive()
         except (ChannelClosed, OSError):
-            return "no attach message"
+            return "no attach message", ""
         if msg.get("t") != "attach":
-            return "expected an attach message"
-        self._capture = msg.get("capture", "none")
-        if self._capture not in ("none", "summary"):
-            return f"capture must be none or summary, not {str(self._capture)[:20]!r}"
+            return "expected an attach message", ""
         if msg.get("version") != VERSION:
-            return f"protocol version {msg.get('version')!r} is not supported (this is {VERSION})"
+            return (f"protocol version {msg.get('version')!r} is not supported "
+                    f"(this is {VERSION})"), ""
         token = msg.get("token")
         if type(token) is not str or not hmac.compare_digest(token.encode(), self.token.encode()):
-            return "wrong token"
-        return None
+            return "wrong token", ""
+        capture = msg.get("capture", "none")
+        if capture not in ("none", "summary"):
+            return f"capture must be none or summary, not {str(capture)[:20]!r}", ""
+        return None, capture
 
     def _serve(self, sock: socket.socket) -> None:
         sock.settimeout(HANDSHAKE_TIMEOUT)
         ch = Channel(sock)
-        why = self._handshake(ch)
+        why, capture = self._handshake(ch)
         with self._lock:
             if why is None and self._conn is not None:
                 why = "another client is attached (one at a time)"
@@ -111,15 +112,17 @@ class Server:
             ch.send({"t": "welcome", "version": VERSION, "pid": os.getpid(),
                      "program": self.title,
                      "list": breakpoints_message(self.link.breakpoints)["list"]})
-            self.link.start(self._on_event, self._on_pause, capture=self._capture)
+            self.link.start(self._on_event, self._on_pause, capture=capture)
             threading.Thread(target=self._send_events, args=(ch,), name="pfd-send",
                              daemon=True).start()
             while True:
                 msg, _ = ch.receive()
                 self._handle(ch, msg)
         except ChannelClosed:
-            pass
-        self._drop(ch, "the debugging client went away")
+            why = "the debugging client went away"
+        except Exception as e:  # noqa: BLE001 - a message we mishandled: drop the client, run on
+            why = f"the debugging client was dropped ({type(e).__name__}: {e})"
+        self._drop(ch, why)
 
     def _drop(self, ch: Channel, why: str) -> None:
         """The client left: remove its breakpoints, continue a paused op, stop the link."""
