@@ -195,11 +195,17 @@ def _cmd_attach(args) -> int:
     from .debug.console import DiagnosticPrinter
     frontend = ConsoleFrontend(debugger=link)
     link.start(DiagnosticPrinter(), answering(link, frontend))
-    try:
-        outcome = link.wait()
-    except KeyboardInterrupt:
-        link.quit()
-        outcome = link.wait(5)
+    outcome = None
+    while outcome is None:
+        try:
+            outcome = link.wait()
+        except KeyboardInterrupt:
+            if link.relay.active:        # Ctrl+C in the remote pdb: pdb's, not ours
+                link.interrupt_pdb()
+                continue
+            link.quit()                  # elsewhere: detach, the process runs on
+            outcome = link.wait(5)
+            break
     if outcome is not None:
         print(outcome.report, file=sys.stderr)
     return outcome.status if outcome is not None else 1

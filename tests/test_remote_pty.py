@@ -46,6 +46,8 @@ def test_attach_console_breaks_at_the_nan_producer_and_steps_into_it(tmp_path):
         assert "log_intensity()" in seen              # pdb in the target's function ...
         screen.send("p float(x.min())\r")
         assert "-0.05" in screen.wait_for(r"\(Pdb\+*\) ")   # ... with its real input
+        screen.send("\x03")                           # Ctrl+C: the remote pdb's, not ours
+        assert "KeyboardInterrupt" in screen.wait_for(r"KeyboardInterrupt[\s\S]*\(Pdb\+*\) ")
         screen.send("c\r")
         seen = screen.wait_for(r"\(pfd\) ")
         assert "paused after op 'features/log_intensity'" in seen and "nan=1" in seen

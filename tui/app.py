@@ -166,7 +166,7 @@ class PfdApp(App):
         """Suspend the app for pdb. Nothing may redraw meanwhile: the driver's writer is
         stopped, so its queue would fill and block the event loop. Pauses that arrive
         meanwhile are shown after the app is back."""
-        with self._suspend(), forward_sigint_to(self.worker_thread):
+        with self._suspend(), forward_sigint_to(self.bridge.link.interrupt_pdb):
             self._suspended = True
             try:
                 yield

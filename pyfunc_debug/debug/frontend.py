@@ -8,10 +8,12 @@ to another process. Frontends are written once, against ``Link``.
 """
 from __future__ import annotations
 
+import contextlib
 import threading
 from dataclasses import dataclass
 
 from .. import events as ev
+from .async_raise import raise_in_thread
 from .breakpoints import Breakpoint
 from .debugger import Debugger
 from .pdb_bridge import PdbRunner
@@ -99,6 +101,11 @@ class Link:
         factory entered around each session (the TUI suspends itself there)."""
         raise NotImplementedError
 
+    def interrupt_pdb(self) -> None:
+        """Ctrl+C typed while pdb owns the terminal: ``KeyboardInterrupt`` in the thread
+        running pdb (pdb shows ``--KeyboardInterrupt--`` and prompts again)."""
+        raise NotImplementedError
+
 
 def answering(link: Link, frontend):
     """An ``on_pause`` for ``link`` from a synchronous frontend (``pause -> action``)."""
@@ -138,6 +145,7 @@ class LocalLink(Link):
         self._on_pause_cb = None
         self._sub = None
         self._active = False
+        self._pdb_thread = None
 
     # -- delivery ----------------------------------------------------------------------
     def start(self, on_event=None, on_pause=None, capture: str = "summary",
@@ -206,4 +214,21 @@ class LocalLink(Link):
 
     def set_terminal(self, stdin=None, stdout=None, around=None) -> None:
         runner = self.debugger.pdb
-        runner.stdin, runner.stdout, runner.around = stdin, stdout, around
+        runner.stdin, runner.stdout, runner.around = stdin, stdout, self._session(around)
+
+    def _session(self, around):
+        """``around``, noting the thread that runs the pdb session (for ``interrupt_pdb``)."""
+        @contextlib.contextmanager
+        def session():
+            self._pdb_thread = threading.get_ident()
+            try:
+                with around() if around is not None else contextlib.nullcontext():
+                    yield
+            finally:
+                self._pdb_thread = None
+        return session
+
+    def interrupt_pdb(self) -> None:
+        ident = self._pdb_thread
+        if ident is not None:
+            raise_in_thread(ident)

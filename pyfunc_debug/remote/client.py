@@ -135,6 +135,9 @@ class RemoteLink(Link):
     def interrupt(self) -> None:
         self._send_quietly({"t": "interrupt"})
 
+    def interrupt_pdb(self) -> None:
+        self._send_quietly({"t": "pdb_interrupt"})
+
     def set_terminal(self, stdin=None, stdout=None, around=None) -> None:
         self.relay.stdin, self.relay.stdout, self.relay.around = stdin, stdout, around
 

@@ -68,6 +68,11 @@ class TerminalRelay:
                                         name="pfd-pdb-relay")
         self._thread.start()
 
+    @property
+    def active(self) -> bool:
+        """A remote pdb session owns the terminal now."""
+        return self._stack is not None
+
     def write(self, text: str) -> None:
         out = self.stdout or sys.stdout
         out.write(text)

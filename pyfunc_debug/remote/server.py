@@ -154,6 +154,8 @@ class Server:
                 self.link.answer(msg["action"])
         elif kind == "interrupt":
             self.link.interrupt()
+        elif kind == "pdb_interrupt":
+            self.link.interrupt_pdb()
         elif kind == "pdb_in":
             self.stdin.feed(str(msg.get("text", "")), bool(msg.get("eof")))
         elif kind == "break_on":

@@ -48,7 +48,7 @@ class SocketStdin:
     def readline(self, size: int = -1) -> str:
         with self._cond:
             while "\n" not in self._buf and not self._eof and self._connected:
-                self._cond.wait()
+                self._cond.wait(0.1)   # a timeout lets Ctrl+C (an async exception) arrive
             if not self._connected and "\n" not in self._buf:
                 return GONE
             if "\n" in self._buf:
