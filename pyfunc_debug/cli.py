@@ -132,7 +132,7 @@ def _cmd_run(args) -> int:
 def _run_console(program, breaks, kinds, guard) -> int:
     from .debug import ConsoleFrontend
     from .debug.console import DiagnosticPrinter
-    from .debug.frontend import LocalLink, answering
+    from .debug.frontend import LocalLink, add_breakpoints, answering
     from .script import run_program
     link = LocalLink(guard_mutation=guard)
     frontend = ConsoleFrontend(debugger=link)
@@ -148,7 +148,7 @@ def _run_console(program, breaks, kinds, guard) -> int:
 
 def _run_listening(program, address, wait, breaks, kinds, guard) -> int:
     """``run --listen``: no UI here; the debugger is served to ``pyfunc-debug attach``."""
-    from .debug.frontend import LocalLink
+    from .debug.frontend import LocalLink, add_breakpoints
     from .remote.listen import current_server, listen
     from .script import run_program
     link = LocalLink(guard_mutation=guard)
@@ -170,7 +170,7 @@ def _run_listening(program, address, wait, breaks, kinds, guard) -> int:
 
 
 def _cmd_attach(args) -> int:
-    from .debug.frontend import answering
+    from .debug.frontend import add_breakpoints, answering
     from .remote.client import AttachError, RemoteLink
     kinds = args.break_on or []
     token = args.token or os.environ.get("PYFUNC_DEBUG_TOKEN")
@@ -209,18 +209,6 @@ def _cmd_attach(args) -> int:
     if outcome is not None:
         print(outcome.report, file=sys.stderr)
     return outcome.status if outcome is not None else 1
-
-
-def add_breakpoints(link, breaks, kinds) -> None:
-    """``--break GLOB`` and ``--break-on nan|error|warning`` on a frontend link."""
-    for glob in breaks:
-        link.break_on(op=glob)
-    if "nan" in kinds:
-        link.break_on(when="nan_producer")
-    if "error" in kinds:
-        link.break_on(on_error=True)
-    if "warning" in kinds:
-        link.break_on(on_warning=True)
 
 
 def _cmd_view(args) -> int:

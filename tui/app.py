@@ -15,6 +15,7 @@ import time
 from textual.app import App, ComposeResult, SuspendNotSupported
 from textual.binding import Binding
 
+from pyfunc_debug.debug.frontend import add_breakpoints
 from pyfunc_debug.script import abort_line
 
 from .bridge import Bridge, Printed
@@ -82,15 +83,7 @@ class PfdApp(App):
         # ``link``: a remote process (pyfunc-debug attach); else a debugger in this one
         self.bridge = Bridge(self._post_pause, self._request_suspend, link, pdb_io,
                              guard_mutation)
-        link = self.bridge.link
-        for glob in breaks:
-            link.break_on(op=glob)
-        if "error" in break_on:
-            link.break_on(on_error=True)
-        if "nan" in break_on:
-            link.break_on(when="nan_producer")
-        if "warning" in break_on:
-            link.break_on(on_warning=True)
+        add_breakpoints(self.bridge.link, breaks, break_on)
 
     # -- layout -------------------------------------------------------------------------
     def compose(self) -> ComposeResult:

@@ -18,7 +18,7 @@ from .breakpoints import Breakpoint
 from .debugger import Debugger
 from .pdb_bridge import PdbRunner
 
-__all__ = ["Link", "LocalLink", "BreakpointInfo", "answering"]
+__all__ = ["Link", "LocalLink", "BreakpointInfo", "answering", "add_breakpoints"]
 
 
 @dataclass(frozen=True)
@@ -112,6 +112,18 @@ def answering(link: Link, frontend):
     def on_pause(pause):
         link.answer(frontend(pause))
     return on_pause
+
+
+def add_breakpoints(link: Link, globs=(), kinds=()) -> None:
+    """``--break GLOB`` and ``--break-on error|nan|warning``, on any link."""
+    for glob in globs:
+        link.break_on(op=glob)
+    if "error" in kinds:
+        link.break_on(on_error=True)
+    if "nan" in kinds:
+        link.break_on(when="nan_producer")
+    if "warning" in kinds:
+        link.break_on(on_warning=True)
 
 
 class _Slot:
