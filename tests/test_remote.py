@@ -163,6 +163,30 @@ def test_step_into_runs_pdb_in_the_target_on_the_clients_streams(server, monkeyp
     link.quit()
 
 
+def test_a_client_leaving_mid_pdb_session_lets_the_function_run_on(server, monkeypatch):
+    monkeypatch.setenv("PDBPP_COLORS", "0")
+    typing = threading.Event()
+
+    class Silent:                     # a user who never types anything
+        def readline(self):
+            typing.wait(30)
+            return ""
+    link = _attach(server)
+    shown = io.StringIO()
+    link.set_terminal(Silent(), shown)
+    pauses = []
+    link.break_on(op="double")
+    link.start(None, pauses.append)
+    t, out = _run_in_thread(*_graph(), np.arange(3, dtype=np.float32))
+    _until(lambda: pauses, "the pause")
+    link.answer("step_into")
+    _until(lambda: "(Pdb" in shown.getvalue(), "pdb's prompt on the client")
+    link.quit()                       # gone while pdb waits for a command
+    t.join(15)
+    typing.set()
+    np.testing.assert_array_equal(out["result"], [1, 3, 5])
+
+
 def test_wire_never_pickles():
     assert to_npy(np.array([object()], dtype=object)) is None
     strings = np.array([b"ab", b"c"], dtype=object)
@@ -269,3 +293,12 @@ def test_a_client_that_cannot_keep_up_is_told_how_many_events_it_missed(server, 
     rows = Sink.lines[0]["rows"]
     assert [r[5] for r in rows[:3]] == ["op0", "op1", "op2"]
     assert rows[3][0] == "Warning" and "7 events were not sent" in rows[3][8]
+
+
+def test_importing_without_the_variable_starts_nothing(tmp_path):
+    code = ("import sys, threading, pyfunc_debug; "
+            "print(sorted(m for m in sys.modules if m.startswith('pyfunc_debug.remote')), "
+            "threading.active_count())")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         env=_env(tmp_path), check=True).stdout
+    assert out.strip() == "[] 1"
