@@ -52,3 +52,9 @@ __all__ = [
     "events", "trace", "load_trace", "diff_traces", "debug", "Variable", "complex64",
     "complex128",
 ]
+
+# PYFUNC_DEBUG_LISTEN=HOST:PORT python script.py: serve the debugger (SPEC §7). The check
+# is one lookup; sockets and threads exist only when the variable is set.
+if __import__("os").environ.get("PYFUNC_DEBUG_LISTEN"):
+    from .remote.listen import start_from_environment as _listen_from_env
+    _listen_from_env()

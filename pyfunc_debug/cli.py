@@ -92,9 +92,10 @@ def _cmd_trace(args) -> int:
 
 
 _RUN_OPTIONS = {"--break": True, "--break-on": True, "--console": False, "--guard-mutation": False,
-                "--tf": False, "--jax": False}
+                "--tf": False, "--jax": False, "--listen": True, "--wait": False}
 _RUN_USAGE = ("pyfunc-debug run [--break GLOB]... [--break-on nan|error|warning] [--console] "
-              "[--guard-mutation] [--tf] [--jax] SCRIPT|-m MODULE [ARGS...]")
+              "[--guard-mutation] [--tf] [--jax] [--listen HOST:PORT [--wait]] "
+              "SCRIPT|-m MODULE [ARGS...]")
 
 
 def _frameworks(opts: dict):
@@ -122,6 +123,12 @@ def _cmd_run(args) -> int:
     if bad:
         raise UsageError(f"--break-on takes nan, error or warning, not {bad[0]!r}")
     guard = bool(opts.get("--guard-mutation"))
+    if opts.get("--listen"):
+        with _frameworks(opts):
+            return _run_listening(program, opts["--listen"][-1], bool(opts.get("--wait")),
+                                  opts.get("--break", []), kinds, guard)
+    if opts.get("--wait"):
+        raise UsageError("--wait needs --listen HOST:PORT")
     why = None if opts.get("--console") else _console_only()
     if why is not None:
         print(f"pyfunc-debug run: {why}: using the console frontend", file=sys.stderr)
@@ -137,29 +144,89 @@ def _cmd_run(args) -> int:
 
 
 def _run_console(program, breaks, kinds, guard, on_worker=False) -> int:
-    from . import events
-    from .debug import ConsoleFrontend, Debugger
+    from .debug import ConsoleFrontend
     from .debug.console import DiagnosticPrinter
+    from .debug.frontend import LocalLink, add_breakpoints, answering
     from .script import run_program
-    frontend = ConsoleFrontend()
-    dbg = Debugger(on_pause=frontend, guard_mutation=guard)
-    frontend.debugger = dbg
-    for glob in breaks:
-        dbg.break_on(op=glob)
-    if "nan" in kinds:
-        dbg.break_on(when="nan_producer")
-    if "error" in kinds:
-        dbg.break_on(on_error=True)
-    if "warning" in kinds:
-        dbg.break_on(on_warning=True)
+    link = LocalLink(guard_mutation=guard)
+    frontend = ConsoleFrontend(debugger=link)
+    add_breakpoints(link, breaks, kinds)
     # each diagnostic printed once, as it happens (summaries let the engine find them)
-    with events.subscribe(DiagnosticPrinter(), capture="summary"), dbg:
+    link.start(DiagnosticPrinter(), answering(link, frontend), capture="summary")
+    try:
         if on_worker:  # a framework's threads: Ctrl+C must still reach us
             from .framework_options import run_on_worker
             outcome = run_on_worker(run_program, program)
         else:
             outcome = run_program(program)
+    finally:
+        link.stop()
     return _finish(outcome)
+
+
+def _run_listening(program, address, wait, breaks, kinds, guard) -> int:
+    """``run --listen``: no UI here; the debugger is served to ``pyfunc-debug attach``."""
+    from .debug.frontend import LocalLink, add_breakpoints
+    from .remote.listen import current_server, listen
+    from .script import run_program
+    link = LocalLink(guard_mutation=guard)
+    add_breakpoints(link, breaks, kinds)
+    try:
+        listen(address, title=program.title, link=link)
+        if wait:
+            current_server().wait_for_client()
+    except (ValueError, OSError) as e:
+        raise UsageError(f"cannot listen on {address}: {e}") from None
+    except KeyboardInterrupt:
+        print("pyfunc-debug run: interrupted while waiting for a client (Ctrl+C)",
+              file=sys.stderr)
+        return 130
+    outcome = run_program(program)
+    status = _finish(outcome)
+    current_server().close(status)
+    return status
+
+
+def _cmd_attach(args) -> int:
+    from .debug.frontend import add_breakpoints, answering
+    from .remote.client import AttachError, RemoteLink
+    kinds = args.break_on or []
+    token = args.token or os.environ.get("PYFUNC_DEBUG_TOKEN")
+    if not token:
+        raise UsageError("a token is needed: --token TOKEN or PYFUNC_DEBUG_TOKEN (the target "
+                         "printed it: 'pyfunc-debug: listening on HOST:PORT token TOKEN')")
+    try:
+        link = RemoteLink(args.address, token, capture=args.capture)
+    except ValueError as e:
+        raise UsageError(str(e)) from None
+    except AttachError as e:
+        print(f"pyfunc-debug attach: {e}", file=sys.stderr)
+        return 1
+    console = args.console or _console_only() is not None
+    add_breakpoints(link, args.break_ or [], kinds if kinds or console else ["error"])
+    print(f"pyfunc-debug attach: attached to {args.address} (pid {link.pid}: "
+          f"{link.program or 'a Python process'})", file=sys.stderr)
+    if not console:
+        tui = _tui()
+        return tui.run_app(tui.attach_app(link))
+    from .debug import ConsoleFrontend
+    from .debug.console import DiagnosticPrinter
+    frontend = ConsoleFrontend(debugger=link)
+    link.start(DiagnosticPrinter(), answering(link, frontend))
+    outcome = None
+    while outcome is None:
+        try:
+            outcome = link.wait()
+        except KeyboardInterrupt:
+            if link.relay.active:        # Ctrl+C in the remote pdb: pdb's, not ours
+                link.interrupt_pdb()
+                continue
+            link.quit()                  # elsewhere: detach, the process runs on
+            outcome = link.wait(5)
+            break
+    if outcome is not None:
+        print(outcome.report, file=sys.stderr)
+    return outcome.status if outcome is not None else 1
 
 
 def _cmd_view(args) -> int:
@@ -265,7 +332,30 @@ def build_parser() -> argparse.ArgumentParser:
     r.add_argument("--guard-mutation", action="store_true",
                    help="warn when a wrapped function writes into its inputs")
     _framework_help(r)
+    r.add_argument("--listen", metavar="HOST:PORT",
+                   help="no UI here: serve the debugger for pyfunc-debug attach (port 0: any)")
+    r.add_argument("--wait", action="store_true",
+                   help="with --listen: start the program once a client is attached")
     r.set_defaults(func=_cmd_run)
+    a = sub.add_parser(
+        "attach", help="debug a process started with run --listen or PYFUNC_DEBUG_LISTEN",
+        description="Attach the debugger UI (or, with --console, the (pfd) prompt) to a process "
+        "serving its debugger (pyfunc-debug run --listen HOST:PORT, PYFUNC_DEBUG_LISTEN, "
+        "pfd.debug.listen). Events stream in live; breakpoints, pauses, values and pdb (s, p) "
+        "work as locally, pdb on this terminal. Leaving (q in the UI, Ctrl+C at the console) "
+        "detaches: the process runs on. Exit status 0 when the process ended or we detached, "
+        "1 when it went away (killed) or refused us.")
+    a.add_argument("address", metavar="HOST:PORT", help="where the process listens")
+    a.add_argument("--token", help="the token the process printed (or PYFUNC_DEBUG_TOKEN)")
+    a.add_argument("--console", action="store_true", help="a (pfd) prompt instead of the UI")
+    a.add_argument("--capture", choices=("none", "summary"), default="none",
+                   help="value summaries in every streamed event (slows the target; pauses "
+                   "always carry them): none (default) or summary")
+    a.add_argument("--break", dest="break_", metavar="GLOB", action="append",
+                   help="pause before ops whose name matches (repeatable)")
+    a.add_argument("--break-on", choices=("nan", "error", "warning"), action="append",
+                   help="as for run")
+    a.set_defaults(func=_cmd_attach)
     v = sub.add_parser("view", help="replay a recorded trace (.jsonl) in the debugger UI")
     v.add_argument("trace", help="a .jsonl trace from pyfunc-debug trace or pfd.trace()")
     v.add_argument("--diff", metavar="OTHER.jsonl",

@@ -15,6 +15,7 @@ import time
 from textual.app import App, ComposeResult, SuspendNotSupported
 from textual.binding import Binding
 
+from pyfunc_debug.debug.frontend import add_breakpoints
 from pyfunc_debug.script import abort_line
 
 from .bridge import Bridge, Printed
@@ -61,7 +62,7 @@ class PfdApp(App):
 
     def __init__(self, target=None, title: str = "", breaks=(), break_on=("error",),
                  suspend=None, pdb_io=None, show_timings: bool = True,
-                 guard_mutation: bool = False):
+                 guard_mutation: bool = False, link=None):
         super().__init__()
         self.model = RunModel()
         self.target = target
@@ -79,22 +80,10 @@ class PfdApp(App):
         self._deferred_pause = None
         self._ticker = None
         self._rate, self._rate_t, self._rate_n = None, time.perf_counter(), 0
-        runner = None
-        if pdb_io is not None:
-            from pyfunc_debug.debug import PdbRunner
-            runner = PdbRunner(pdb_io[0], pdb_io[1])
-        self.bridge = Bridge(self._post_pause, self._request_suspend, runner, guard_mutation)
-        if runner is not None:
-            runner.around = self.bridge.pdb_session
-        dbg = self.bridge.debugger
-        for glob in breaks:
-            dbg.break_on(op=glob)
-        if "error" in break_on:
-            dbg.break_on(on_error=True)
-        if "nan" in break_on:
-            dbg.break_on(when="nan_producer")
-        if "warning" in break_on:
-            dbg.break_on(on_warning=True)
+        # ``link``: a remote process (pyfunc-debug attach); else a debugger in this one
+        self.bridge = Bridge(self._post_pause, self._request_suspend, link, pdb_io,
+                             guard_mutation)
+        add_breakpoints(self.bridge.link, breaks, break_on)
 
     # -- layout -------------------------------------------------------------------------
     def compose(self) -> ComposeResult:
@@ -170,7 +159,7 @@ class PfdApp(App):
         """Suspend the app for pdb. Nothing may redraw meanwhile: the driver's writer is
         stopped, so its queue would fill and block the event loop. Pauses that arrive
         meanwhile are shown after the app is back."""
-        with self._suspend(), forward_sigint_to(self.worker_thread):
+        with self._suspend(), forward_sigint_to(self.bridge.link.interrupt_pdb):
             self._suspended = True
             try:
                 yield
@@ -232,7 +221,7 @@ class PfdApp(App):
         pause = self.pause if self.pause is not None and name == self.pause.op_name else None
         values, from_run = None, None
         if pause is not None:
-            values = Values(pause.inputs, pause.outputs or [], _returned(pause))
+            values = Values(_full(pause, "inputs"), _full(pause, "outputs"), _returned(pause))
         elif name in self.bridge.latest_values:
             run, ins, outs = self.bridge.latest_values[name]
             after = self.bridge.inputs_after.get(name)
@@ -325,20 +314,20 @@ class PfdApp(App):
 
     # -- breakpoints ---------------------------------------------------------------------------
     def _breakpoint_ops(self) -> set:
-        return {bp.op for bp in self.bridge.debugger.breakpoints if bp.op and bp.enabled}
+        return {bp.op for bp in self.bridge.link.breakpoints if bp.op and bp.enabled}
 
     def _refresh_breakpoints(self) -> None:
         notes = [w.message for (op, kind), w in self.model.diagnostics.items()
                  if kind == "breakpoint_cannot_fire"]
-        self.query_one(BreakpointList).show(self.bridge.debugger.breakpoints, notes)
+        self.query_one(BreakpointList).show(self.bridge.link.breakpoints, notes)
 
     def _toggle(self, match, make) -> None:
-        dbg = self.bridge.debugger
-        found = next((bp for bp in dbg.breakpoints if match(bp)), None)
+        link = self.bridge.link
+        found = next((bp for bp in link.breakpoints if match(bp)), None)
         if found is not None:
-            dbg.remove(found)
+            link.remove(found.id)
         else:
-            make(dbg)
+            make(link)
         self._refresh_breakpoints()
         self.model.version += 1
         self.query_one(OpList).sync()
@@ -348,19 +337,19 @@ class PfdApp(App):
         if name is None:
             self.notify("No op selected.", severity="warning")
             return
-        self._toggle(lambda bp: bp.op == name and bp.condition is None and not bp.on_error,
+        self._toggle(lambda bp: bp.op == name and bp.when is None and not bp.on_error,
                      lambda dbg: dbg.break_on(op=name))
 
     def action_toggle_error_break(self) -> None:
         self._toggle(lambda bp: bp.on_error and bp.op is None, lambda d: d.break_on(on_error=True))
 
     def action_toggle_nan_break(self) -> None:
-        self._toggle(lambda bp: bp.condition is not None and bp.condition.label == "nan_producer",
+        self._toggle(lambda bp: bp.when == "nan_producer",
                      lambda d: d.break_on(when="nan_producer"))
 
     def add_condition(self, expr: str) -> None:
         try:
-            self.bridge.debugger.break_on(when=expr)
+            self.bridge.link.break_on(when=expr)
         except ValueError as e:
             self.notify(str(e), severity="error")
         self._refresh_breakpoints()
@@ -427,6 +416,12 @@ def _ending(result) -> str:
     if error is not None:
         return f"{type(error).__name__} (exit status {exit_status(result)})"
     return f"exit status {exit_status(result)}"
+
+
+def _full(pause, which: str) -> list:
+    """A pause's values (a remote pause fetches those it did not carry)."""
+    values = pause.outputs if which == "outputs" else pause.inputs
+    return [pause.value(which, i) for i in range(len(values or ()))]
 
 
 def _returned(pause):

@@ -1,22 +1,23 @@
 """The bridge between the executing (worker) thread and the app.
 
-Worker side: events go into a deque (the app drains it on a timer, in
-batches — never one ``call_from_thread`` per event); a pause posts itself to
-the app once and blocks on a queue for the action; pdb sessions are bracketed
-by ``pdb_session`` so the app is suspended while pdb owns the terminal.
-App side: ``answer(action)``, ``drain(limit)``, ``interrupt()``.
+The app talks to a ``Link`` (the debugger core's frontend protocol), local or
+remote alike. Worker side: events go into a deque (the app drains it on a
+timer, in batches — never one ``call_from_thread`` per event); a pause posts
+itself to the app once and the link holds the run until ``answer(action)``;
+pdb sessions are bracketed by ``pdb_session`` so the app is suspended while
+pdb owns the terminal. App side: ``answer(action)``, ``drain(limit)``,
+``interrupt()``, ``quit()``.
 """
 from __future__ import annotations
 
 import collections
 import contextlib
-import queue
 import sys
 import threading
 from typing import NamedTuple
 
 from pyfunc_debug import events as ev
-from pyfunc_debug.debug import Debugger, PdbRunner
+from pyfunc_debug.debug.frontend import LocalLink
 
 __all__ = ["Bridge"]
 
@@ -43,11 +44,12 @@ class _PrintSink:
 
 
 class Bridge:
-    """Runs a target under a debugger and moves its events and pauses to the app."""
+    """Moves a link's events and pauses to the app (``pyfunc_debug.debug.frontend.Link``:
+    local — a debugger in this process — or remote, the same code path)."""
 
-    def __init__(self, post_pause, request_suspend=None, pdb_runner=None,
+    def __init__(self, post_pause, request_suspend=None, link=None, pdb_io=None,
                  guard_mutation: bool = False):
-        self._post_pause = post_pause              # called (in the worker) with each Pause
+        self._post_pause = post_pause              # called (off the UI thread) with each Pause
         self._request_suspend = request_suspend    # asks the app to suspend for pdb
         self.events: collections.deque = collections.deque()
         self.print_sink = _PrintSink(self.events)
@@ -57,16 +59,18 @@ class Bridge:
         self.latest_values: dict = {}
         self.inputs_after: dict = {}
         self.interrupted = False                   # Ctrl+C ended the session
-        self._answers: queue.Queue = queue.Queue()
         self.pdb_done = threading.Event()
         self.app_suspended = threading.Event()
         self.quitting = False
         self.paused = None
-        runner = pdb_runner or PdbRunner(stdin=sys.__stdin__, stdout=sys.__stdout__,
-                                         around=self.pdb_session)
-        self.debugger = Debugger(on_pause=self._on_pause, guard_mutation=guard_mutation,
-                                 pdb_runner=runner)
-        self._sub = None
+        self.link = link if link is not None else LocalLink(guard_mutation=guard_mutation)
+        stdin, stdout = pdb_io if pdb_io is not None else (sys.__stdin__, sys.__stdout__)
+        self.link.set_terminal(stdin, stdout, around=self.pdb_session)
+
+    @property
+    def debugger(self):
+        """The in-process debugger (local links only)."""
+        return getattr(self.link, "debugger", None)
 
     # -- worker side -------------------------------------------------------------------
     def _on_event(self, e) -> None:
@@ -82,16 +86,12 @@ class Bridge:
             e = e._replace(inputs=_strip(e.inputs))
         self.events.append(e)
 
-    def _on_pause(self, pause) -> str:
+    def _on_pause(self, pause) -> None:
         if self.quitting:
-            return "abort"
+            self.link.answer("abort")
+            return
         self.paused = pause
-        try:
-            self._post_pause(pause)
-            action = self._answers.get()
-        finally:
-            self.paused = None
-        return action
+        self._post_pause(pause)
 
     @contextlib.contextmanager
     def pdb_session(self):
@@ -106,17 +106,19 @@ class Bridge:
             self.pdb_done.set()
 
     def run(self, target) -> object:
-        """Run ``target()`` (in the worker) attached to the debugger, recording events."""
-        self._sub = ev.subscribe(self._on_event, capture="full", capture_bytes=VALUE_BYTES)
+        """Run ``target()`` (in the worker) with the link started, recording events.
+        Remote, ``target`` waits for the other process to end."""
+        self.link.start(self._on_event, self._on_pause, capture="full",
+                        capture_bytes=VALUE_BYTES)
         try:
-            with self.debugger:
-                return target()
+            return target()
         finally:
-            self._sub.close()
+            self.link.stop()
 
     # -- app side -----------------------------------------------------------------------
     def answer(self, action: str) -> None:
-        self._answers.put(action)
+        self.paused = None
+        self.link.answer(action)
 
     def drain(self, limit: int) -> list:
         """Up to ``limit`` events and ``Printed`` texts, oldest first (the app's timer)."""
@@ -132,16 +134,15 @@ class Bridge:
 
     def interrupt(self) -> None:
         """Pause before the next op that runs (any thread)."""
-        self.debugger.interrupt()
+        self.link.interrupt()
 
     def quit(self, interrupted: bool = False) -> None:
-        """Abort: a paused run is answered with abort, a running one aborts at its next op.
-        ``interrupted``: by Ctrl+C (the exit status is then 130)."""
+        """The app is leaving: a local run aborts (a paused one at once, a running one at its
+        next op); a remote process is detached from. ``interrupted``: by Ctrl+C (exit 130)."""
         self.quitting = True
         self.interrupted = self.interrupted or interrupted
-        if self.paused is not None:
-            self.answer("abort")
-        self.debugger.interrupt()
+        self.paused = None
+        self.link.quit()
 
 
 def _has_values(summaries) -> bool:

@@ -12,7 +12,7 @@ from pyfunc_debug.script import run_program
 from .app import PfdApp, exit_status
 from .exit_summary import exit_summary
 
-__all__ = ["demo_app", "script_app", "view_app", "run_app"]
+__all__ = ["demo_app", "script_app", "view_app", "run_app", "attach_app"]
 
 
 def demo_target() -> int:
@@ -38,6 +38,13 @@ def script_app(program, breaks=(), break_on=("error",), **kw) -> PfdApp:
     """The app running ``program`` (a ``pyfunc_debug.script.Program``)."""
     return PfdApp(lambda: run_program(program), title=program.title,
                   breaks=breaks, break_on=break_on, **kw)
+
+
+def attach_app(link, **kw) -> PfdApp:
+    """The app live against another process (``link``: a ``remote.client.RemoteLink``):
+    its worker waits for that process to end; q detaches."""
+    title = f"attached to {link.address} — pid {link.pid}: {link.program or 'a Python process'}"
+    return PfdApp(link.wait, title=title, breaks=(), break_on=(), link=link, **kw)
 
 
 def view_app(path: str, **kw):

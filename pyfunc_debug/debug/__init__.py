@@ -12,5 +12,12 @@ from .pdb_bridge import PdbRunner
 from ..ops.debug_ops import breakpoint_op as breakpoint  # noqa: A001 - SPEC's name
 
 __all__ = ["Debugger", "attached", "Breakpoint", "Pause", "ACTIONS", "PdbRunner", "breakpoint",
-           "ConsoleFrontend"]
+           "ConsoleFrontend", "listen"]
+
+
+def listen(address: str = "127.0.0.1:0", wait: bool = False, token: str | None = None):
+    """Serve this process's events and debugger on ``address`` for ``pyfunc-debug attach``
+    (SPEC §7); returns ``(host, port, token)``. See ``pyfunc_debug.remote.listen``."""
+    from ..remote.listen import listen as _listen   # sockets only when asked for
+    return _listen(address, wait=wait, token=token)
 

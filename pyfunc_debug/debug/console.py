@@ -39,6 +39,7 @@ class ConsoleFrontend:
     prompt = "(pfd) "
 
     def __init__(self, stdin=None, stdout=None, debugger=None):
+        # ``debugger``: a Debugger or a ``frontend.Link`` (``b`` and ``bl`` use it)
         self.stdin = stdin
         self.stdout = stdout
         self.debugger = debugger
@@ -86,7 +87,7 @@ class ConsoleFrontend:
                 self.write(f"   output {i}: {s.short()}   {s.preview}")
         if pause.error is not None:
             first = str(pause.error).strip().splitlines()
-            self.write(f"   error: {type(pause.error).__name__}: "
+            self.write(f"   error: {pause.error_type}: "
                        f"{next((l for l in first if l and not l.startswith(('Graph', 'Detected'))), '')}")
         self.write(f"   actions: {', '.join(pause.actions)}   (help for commands)")
 
@@ -121,27 +122,34 @@ class ConsoleFrontend:
 
     def _print(self, rest: str, pause) -> None:
         parts = rest.split()
-        values, label = pause.inputs, "input"
+        which, label, count = "inputs", "input", len(pause.inputs)
         if parts and parts[0] in ("out", "o", "outputs"):
             if pause.outputs is None:
                 self.write("no outputs yet: the op has not run (use n to run it)")
                 return
-            values, label, parts = pause.outputs, "output", parts[1:]
+            which, label, parts = "outputs", "output", parts[1:]
+            count = len(pause.outputs)
         if parts:
             try:
                 index = int(parts[0])
-                chosen = [(index, values[index])]
+                if not -count <= index < count:
+                    raise IndexError(index)
+                chosen = [(f"{label} {index}", which, index)]
             except (ValueError, IndexError):
-                self.write(f"no {label} {parts[0]!r}: op '{pause.op_name}' has {len(values)} "
-                           f"{label}s (0..{len(values) - 1})")
+                self.write(f"no {label} {parts[0]!r}: op '{pause.op_name}' has {count} "
+                           f"{label}s (0..{count - 1})")
                 return
         else:
-            chosen = list(enumerate(values))
+            chosen = [(f"{label} {i}", which, i) for i in range(count)]
             if pause.outputs is not None and label == "input":
-                chosen += [(f"out {i}", v) for i, v in enumerate(pause.outputs)]
+                chosen += [(f"out {i}", "outputs", i) for i in range(len(pause.outputs))]
         with np.printoptions(threshold=200, linewidth=100):
-            for i, v in chosen:
-                name = i if isinstance(i, str) else f"{label} {i}"
+            for name, kind, i in chosen:
+                v = pause.value(kind, i)   # a remote pause fetches the full value here
+                if v is None:
+                    self.write(f"{name}: the value is not available (the op moved on, or it "
+                               "holds objects that cannot be sent)")
+                    continue
                 shown = repr(v) if isinstance(v, (np.generic, bytes)) else repr(np.asarray(v))
                 self.write(f"{name}: {summarize(v).short()}\n{shown}")
 

@@ -52,6 +52,15 @@ class Pause:
         acts.append("abort")
         return tuple(acts)
 
+    def value(self, which: str, index: int):
+        """The full value of input/output ``index`` (``which``: "inputs" or "outputs");
+        a remote pause fetches it on request."""
+        return (self.outputs if which == "outputs" else self.inputs)[index]
+
+    @property
+    def error_type(self) -> str:
+        return type(self.error).__name__ if self.error is not None else ""
+
     def input_summaries(self) -> list:
         return [summarize(v) for v in self.inputs]
 

@@ -21,7 +21,7 @@ from .summary import ValueSummary
 from .values import valid_key
 
 __all__ = ["event_to_row", "event_from_row", "schema", "strict_row", "SUMMARY_FIELDS",
-           "FIELD_KINDS"]
+           "FIELD_KINDS", "summary_to_row", "summary_from_row"]
 
 SUMMARY_FIELDS = ValueSummary._fields[:-1]  # ``value`` is stored apart from the event
 _N_SUMMARY = len(SUMMARY_FIELDS)
@@ -151,6 +151,16 @@ def _summary_from(row, values, field):
             value = values.get(key)
     return ValueSummary(tuple(shape), dtype, size, _number(lo, "min"), _number(hi, "max"),
                         _number(mean, "mean"), nan, inf, preview, approx, value)
+
+
+def summary_to_row(s) -> list:
+    """A ``ValueSummary`` as a strict-JSON row (its value left out)."""
+    return [_nonfinite(v) for v in s[:_N_SUMMARY]]
+
+
+def summary_from_row(row, field: str = "value"):
+    """The ``ValueSummary`` a row encodes, type-checked (``ValueError`` naming ``field``)."""
+    return _summary_from(row, None, field)
 
 
 def _json_default(v):

@@ -1,0 +1,106 @@
+"""Attach: events/s streamed to an attached client, and the target's slowdown.
+
+    python benchmarks/attach.py [--n 1000] [--runs 20] [--size 1] [--capture none|summary]
+
+A ``--n``-op ``py_func`` chain (float32 values of ``--size`` elements) runs
+``--runs`` times: first with nothing attached (the baseline, same run), then
+serving a client in another process (``RemoteLink``: it decodes every event)
+with no breakpoint, then with nothing attached again (the baseline is the median of
+both unattached phases). Prints the median run time of each, their ratio (the
+target's slowdown; the goal is <= 3x), and the events per second that reached
+the client (from the first run's start to the last event's arrival). The
+stream's cost per op is roughly constant, so the ratio depends on the work
+each op does: ``--size 1`` (almost none) is the worst case.
+"""
+from __future__ import annotations
+
+import argparse
+import statistics
+import subprocess
+import sys
+import textwrap
+import time
+
+import numpy as np
+
+import pyfunc_debug as pfd
+from pyfunc_debug.debug.frontend import LocalLink
+from pyfunc_debug.remote.server import Server
+
+CLIENT = textwrap.dedent("""
+    import sys, time
+    from pyfunc_debug import events as ev
+    from pyfunc_debug.remote.client import RemoteLink
+    link = RemoteLink(sys.argv[1], sys.argv[2], capture=sys.argv[4])
+    runs, want, count, last = 0, int(sys.argv[3]), 0, 0.0
+    def on_event(e):
+        global runs, count, last
+        count += 1
+        last = time.time()
+        if type(e) is ev.RunEnd:
+            runs += 1
+    link.start(on_event)
+    while runs < want and not link.ended.is_set():
+        time.sleep(0.005)
+    print(count, last, flush=True)
+    link.quit()
+""")
+
+
+def f(x):
+    return x + 1
+
+
+def build_chain(n: int):
+    g = pfd.Graph()
+    with g.as_default():
+        x = pfd.compat.v1.placeholder(pfd.float32)
+        y = x
+        for _ in range(n):
+            y = pfd.compat.v1.py_func(f, [y], pfd.float32)
+    return g, x, y
+
+
+def timed_runs(sess, y, feed, runs: int) -> list:
+    times = []
+    for _ in range(runs):
+        t0 = time.perf_counter()
+        sess.run(y, feed)
+        times.append(time.perf_counter() - t0)
+    return times
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--n", type=int, default=1000)
+    ap.add_argument("--runs", type=int, default=20)
+    ap.add_argument("--size", type=int, default=1)
+    ap.add_argument("--capture", choices=("none", "summary"), default="none")
+    args = ap.parse_args()
+    g, x, y = build_chain(args.n)
+    feed = {x: np.ones(args.size, np.float32) if args.size > 1 else np.float32(1)}
+    with pfd.Session(graph=g) as sess:
+        sess.run(y, feed)                                   # warm: plan compiled
+        base_runs = timed_runs(sess, y, feed, args.runs)
+        server = Server("127.0.0.1", 0, "bench", LocalLink())
+        client = subprocess.Popen([sys.executable, "-c", CLIENT, f"127.0.0.1:{server.port}",
+                                   "bench", str(args.runs), args.capture], stdout=subprocess.PIPE, text=True)
+        server.wait_for_client(30)
+        wall0 = time.time()
+        attached = statistics.median(timed_runs(sess, y, feed, args.runs))
+        count, last = client.communicate(timeout=300)[0].split()
+        server.close()
+        # the baseline before and after: a machine whose load changes meanwhile shows less
+        base = statistics.median(base_runs + timed_runs(sess, y, feed, args.runs))
+    count, seconds = int(count), float(last) - wall0
+    print(f"{args.n}-op py_func chain, float32[{args.size}], median of {args.runs} runs")
+    print(f"  nothing attached      {base * 1e3:9.2f} ms/run  ({base / args.n * 1e6:.2f} µs/op)")
+    print(f"  client attached       {attached * 1e3:9.2f} ms/run  "
+          f"({attached / args.n * 1e6:.2f} µs/op)")
+    print(f"  target slowdown       {attached / base:9.2f}x  (goal <= 3x)")
+    print(f"  streamed to client    {count:,} events in {seconds:.2f} s = "
+          f"{count / seconds:,.0f} events/s")
+
+
+if __name__ == "__main__":
+    main()
