@@ -9,6 +9,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..dtypes import _BY_NP, DType
+from ..eager.tensor import EagerTensor
 from ..errors import InternalError, InvalidArgumentError, UnknownError
 from .convert import convert_to_tensor, scalar_or_array, to_bytes_array
 
@@ -117,6 +118,9 @@ def convert_eager_results(ret, touts: tuple, token: str) -> list:
         raise _count_error(token, len(values), len(touts))
     out = []
     for v, dt in zip(values, touts):  # extra values are dropped, as TF's zip does
+        if v.__class__ is np.ndarray and v.ndim and v.dtype == dt.np_dtype and not dt.is_string:
+            out.append(EagerTensor(v, dt))  # wrapped without a copy, as TF does (TF#50)
+            continue
         if getattr(type(v), "_pfd_variable", False):  # TF#29
             raise UnknownError(None, None, "RuntimeError: Attempting to return a variable from "
                                "an eagerly executed py_func. Only numeric data structures like "
