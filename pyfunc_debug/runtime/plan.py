@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from ..errors import InvalidArgumentError, op_context
 from ..graph.operation import Operation
 from ..graph.tensor import SymbolicTensor
+from .parallel import is_chain
 
 __all__ = ["Plan", "Step", "compile_plan"]
 
@@ -62,6 +63,7 @@ class Plan:
     lock: threading.RLock = field(default_factory=threading.RLock)
     folds_done: bool = False
     concurrent: bool = False         # has independent ops that may block each other (TF#16)
+    chain: bool = False              # no two steps independent: threads cannot help
     blocking: tuple = ()             # per step: it calls Python, so it may block
     overlap_schedule: list | None = None  # built on the first concurrent run (overlap.py)
     event_info: list | None = None   # per-step data for events, built on first observed run
@@ -174,7 +176,7 @@ def compile_plan(graph, fetches: list, feeds: list, fold_cache: dict) -> Plan:
                 tuple(s.as_tuple() for s in steps), tuple(feed_slots), fetch_slots,
                 fold_steps, fold_cache, aliases, folded,
                 concurrent=_has_independent_blockers(steps, blocking),
-                blocking=blocking)
+                chain=is_chain(steps), blocking=blocking)
 
 
 def _may_block(op) -> bool:
