@@ -140,3 +140,32 @@ def test_a_failing_branch_on_the_pool_raises_its_error_once_the_others_end():
         with pytest.raises(tf.errors.UnknownError, match="bad"):
             sess.run(total, {x: 1.0})
         assert sess.run(ok[0], {x: 1.0}) == 2.0
+
+
+def test_jsonl_fast_rows_equal_the_generic_encoding(tmp_path):
+    import json
+    from pyfunc_debug import events as ev
+    from pyfunc_debug.trace.codec import event_to_row, strict_row
+    from pyfunc_debug.trace.jsonl import JsonlWriter
+    from pyfunc_debug.trace.summary import summarize
+
+    sums = [summarize(v) for v in (np.float32(1.5), np.float64(np.nan), np.array([1.0, np.inf]),
+                                   np.array([b"a\"b", b"\n"], dtype=object), None, np.int32(7),
+                                   np.array([[True, False]]))]
+    events = [ev.OpStart(1, 3, 10, 7, 'op "q"\\n', "PyFunc", None, "f.py:1", ("a", "b")),
+              ev.OpStart(2, None, 11, 7, "op/é", "EagerPyFunc", "parent", "", ()),
+              ev.OpEnd(3, 3, 12, 7, "op", "PyFunc", None, 5, tuple(sums[:3]), tuple(sums[3:])),
+              ev.OpEnd(4, None, 13, 7, "op", "PyFunc", "p", 0, (), (sums[0],))]
+    w = JsonlWriter(tmp_path / "t.jsonl", "summary")
+    for e in events:
+        row = event_to_row(e)
+        try:
+            generic = json.dumps(row, separators=(",", ":"), allow_nan=False)
+        except ValueError:
+            generic = json.dumps(strict_row(row), separators=(",", ":"), allow_nan=False)
+        assert w._op_row(e, type(e) is ev.OpStart) == generic
+        w.write(e)
+    w.close()
+    loaded = tf.load_trace(str(tmp_path / "t.jsonl"))
+    assert [e.seq for e in loaded] == [1, 2, 3, 4]
+    assert loaded[2].inputs[1].nan == 1 and loaded[3].outputs[0].min == 1.5

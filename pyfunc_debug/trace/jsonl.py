@@ -23,9 +23,10 @@ import os
 import time
 import warnings
 
-from ..events import RunEnd
+from ..events import OpEnd, OpStart, RunEnd
 from .bulk import paused_gc
-from .codec import event_from_row, event_to_row, schema, strict_row
+from .codec import (SUMMARY_FIELDS, event_from_row, event_to_row, schema, strict_fields,
+                    strict_row)
 from .values import BadValue, read_value, values_dir, write_value
 
 __all__ = ["JsonlWriter", "load_trace", "TraceFormatError", "LoadedTrace", "FORMAT", "VERSION",
@@ -35,6 +36,9 @@ FORMAT = "pyfunc-debug-trace"
 VERSION = 1
 FLUSH_NS = 50_000_000
 BATCH = 2048  # lines parsed per json.loads call when loading
+
+
+_N_SUMMARY = len(SUMMARY_FIELDS)
 
 
 class TraceFormatError(ValueError):
@@ -73,6 +77,10 @@ class JsonlWriter:
         self._dumps = _row_encoder()
         self._values_dir = None
         self.count = 0
+        self._fast = capture != "full"   # OpStart/OpEnd rows from cached parts (see _op_row)
+        self._static: dict = {}          # (op, type, parent, ...) -> their JSON
+        self._sums: dict = {}            # id(summary) -> (summary, its JSON): each once
+        self._buf: list = []             # lines not yet handed to the file
 
     def _value_key(self, event, field, i):
         key = f"{event.seq}-{'in' if field == 'inputs' else 'out'}{i}"
@@ -83,20 +91,67 @@ class JsonlWriter:
         return key
 
     def write(self, event) -> None:
-        row = event_to_row(event, self._value_key)
-        try:
-            line = self._dumps(row)
-        except ValueError:  # a NaN or Inf: spelled as a string (strict JSON)
-            line = self._dumps(strict_row(row))
-        self._f.write(line + "\n")
+        cls = event.__class__
+        if self._fast and (cls is OpStart or cls is OpEnd):
+            line = self._op_row(event, cls is OpStart)
+        else:
+            row = event_to_row(event, self._value_key)
+            try:
+                line = self._dumps(row)
+            except ValueError:  # a NaN or Inf: spelled as a string (strict JSON)
+                line = self._dumps(strict_row(row))
+        buf = self._buf
+        buf.append(line)
         self.count += 1
         now = time.perf_counter_ns()
-        if type(event) is RunEnd or now - self._last_flush > FLUSH_NS:
-            self._f.flush()
+        if cls is RunEnd or now - self._last_flush > FLUSH_NS:
+            self.flush()
             self._last_flush = now
+        elif len(buf) >= 512:
+            self._f.write("\n".join(buf) + "\n")
+            buf.clear()
+
+    def flush(self) -> None:
+        """Hand every line written so far to the operating system."""
+        if self._buf:
+            self._f.write("\n".join(self._buf) + "\n")
+            self._buf.clear()
+        self._f.flush()
+
+    def _op_row(self, e, start: bool) -> str:
+        """The row ``event_to_row`` + encoding would give, from parts encoded once:
+        an op's names and source per op, each summary once (an output summary is
+        the next op's input summary)."""
+        key = e[4:] if start else e[4:7]
+        static = self._static.get(key)
+        if static is None:
+            if len(self._static) > 100_000:
+                self._static.clear()
+            static = self._static[key] = self._dumps(list(key))[1:-1]
+        rid = "null" if e.run_id is None else e.run_id
+        if start:
+            return f'["OpStart",{e.seq},{rid},{e.t_ns},{e.thread},{static}]'
+        return (f'["OpEnd",{e.seq},{rid},{e.t_ns},{e.thread},{static},{e.duration_ns},'
+                f'[{",".join([self._summary(s) for s in e.inputs])}],'
+                f'[{",".join([self._summary(s) for s in e.outputs])}]]')
+
+    def _summary(self, s) -> str:
+        found = self._sums.get(id(s))
+        if found is not None and found[0] is s:
+            return found[1]
+        fields = s[:_N_SUMMARY]
+        try:
+            text = self._dumps(fields)
+        except ValueError:  # a NaN or Inf: spelled as a string (strict JSON)
+            text = self._dumps(strict_fields(fields))
+        if len(self._sums) >= 4096:
+            self._sums.clear()
+        self._sums[id(s)] = (s, text)  # holding ``s`` keeps its id from being reused
+        return text
 
     def close(self) -> None:
         if not self._f.closed:
+            self.flush()
             self._f.close()
 
 
