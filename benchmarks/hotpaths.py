@@ -245,8 +245,19 @@ def _scale_child(n: int) -> dict:
     first = time.perf_counter() - t0
     steady = best(lambda: sess.run(y, feed), 3)
     assert plan is sess._plan_for(y, feed)
+    del plan
+    sess._plans.clear()
+    traced = 0
+    if n <= 100_000:  # the same compile again, its Python allocations counted
+        import tracemalloc
+        gc.collect()
+        tracemalloc.start()
+        before = tracemalloc.get_traced_memory()[0]
+        plan = sess._plan_for(y, feed)
+        traced = tracemalloc.get_traced_memory()[0] - before
+        tracemalloc.stop()
     return {"n": n, "build": build / n, "compile": compile_s / n, "first_run": first / n,
-            "steady": steady / n, "plan_bytes": plan_bytes / n,
+            "steady": steady / n, "plan_bytes": plan_bytes / n, "plan_traced": traced / n,
             "peak_rss": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024}
 
 
@@ -267,15 +278,17 @@ def case_scale(scale_max: int, rounds: int) -> None:
         rows[n]["reps"] = len(reps)
     base = rows[sizes[0]]
     print(f"\nscaling: chains of py_func, each size in a fresh process (ratio = per-op value / "
-          f"its value at {sizes[0]:,} ops; targets ≤1.5x for build and compile, ≤1 KiB plan/op)")
+          f"its value at {sizes[0]:,} ops; targets ≤1.5x for build and compile, ≤1 KiB plan/op)"
+          f"\n  plan B/op: RSS growth over the compile; traced: its Python allocations "
+          f"(tracemalloc, up to 100k ops); peak RSS of the whole process")
     print(f"  {'ops':>9} {'reps':>4} {'build µs/node':>14} {'compile µs/op':>14} "
-          f"{'1st run µs/op':>14} {'steady µs/op':>13} {'plan B/op':>10} {'peak RSS':>9}")
+          f"{'1st run µs/op':>14} {'steady µs/op':>13} {'plan B/op':>10} {'traced':>7} {'peak RSS':>9}")
     for n, r in rows.items():
         print(f"  {n:9,} {r['reps']:4} {r['build'] * 1e6:7.2f} ({r['build'] / base['build']:4.2f}x)"
               f" {r['compile'] * 1e6:7.2f} ({r['compile'] / base['compile']:4.2f}x)"
               f" {r['first_run'] * 1e6:7.2f} ({r['first_run'] / base['first_run']:4.2f}x)"
               f" {r['steady'] * 1e6:6.2f} ({r['steady'] / base['steady']:4.2f}x)"
-              f" {r['plan_bytes']:10.0f} {r['peak_rss'] / 2**20:7.0f} MiB")
+              f" {r['plan_bytes']:10.0f} {r['plan_traced']:7.0f} {r['peak_rss'] / 2**20:7.0f} MiB")
 
 
 def machine() -> str:

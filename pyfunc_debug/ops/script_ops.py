@@ -141,7 +141,7 @@ def _bind_pyfunc(op, call=None):
         return missing
     func = cb.func
     invoke = func if call is None else (lambda *args: call(func, args))
-    check = strict_checker(op.attrs["Tout"], op.attrs["token"])
+    check, token = strict_checker(op.attrs["Tout"]), op.attrs["token"]
 
     def kernel(*args):
         try:
@@ -151,7 +151,7 @@ def _bind_pyfunc(op, call=None):
         except Exception as e:
             raise map_exception(e) from e
         try:
-            return check(ret)
+            return check(ret, token)
         except OpError as e:
             e.returned = ret   # what the function gave back: the debugger shows it
             raise
@@ -398,7 +398,7 @@ def _warn_if_graph_would_fail(func, ret, touts) -> None:
     import threading
     import time
     try:
-        strict_checker(touts, "the eager numpy_function")(ret)
+        strict_checker(touts)(ret, "the eager numpy_function")
         return
     except OpError as e:
         problem = e.message.splitlines()[0]
