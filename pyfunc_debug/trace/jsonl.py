@@ -39,6 +39,23 @@ BATCH = 2048  # lines parsed per json.loads call when loading
 
 
 _N_SUMMARY = len(SUMMARY_FIELDS)
+_INF = float("inf")
+_PLAIN_DTYPES = frozenset({"float16", "float32", "float64", "int8", "int16", "int32", "int64",
+                           "uint8", "uint16", "uint32", "uint64"})
+
+
+def _scalar_row(s):
+    """The JSON of a finite numeric scalar's summary, formatted directly; else None.
+
+    Such a summary has min, max and mean one float, preview ``%.6g`` of it.
+    """
+    v = s[3]
+    if v.__class__ is float and v is s[4] and v is s[5] and -_INF < v < _INF and s[0] == () \
+            and s[1] in _PLAIN_DTYPES and s[2] == 1 and not (s[6] or s[7] or s[9]) \
+            and s[8] == f"{v:.6g}":
+        r = repr(v)
+        return f'[[],"{s[1]}",1,{r},{r},{r},0,0,"{s[8]}",false]'
+    return None
 
 
 class TraceFormatError(ValueError):
@@ -139,9 +156,11 @@ class JsonlWriter:
         found = self._sums.get(id(s))
         if found is not None and found[0] is s:
             return found[1]
+        text = _scalar_row(s)
         fields = s[:_N_SUMMARY]
         try:
-            text = self._dumps(fields)
+            if text is None:
+                text = self._dumps(fields)
         except ValueError:  # a NaN or Inf: spelled as a string (strict JSON)
             text = self._dumps(strict_fields(fields))
         if len(self._sums) >= 4096:
