@@ -226,7 +226,6 @@ def case_threads(rounds: int) -> None:
 
 def _scale_child(n: int) -> dict:
     import gc
-    import resource
     gc.collect()
     t0 = time.perf_counter()
     g, x, y = chain(n)
@@ -258,7 +257,16 @@ def _scale_child(n: int) -> dict:
         tracemalloc.stop()
     return {"n": n, "build": build / n, "compile": compile_s / n, "first_run": first / n,
             "steady": steady / n, "plan_bytes": plan_bytes / n, "plan_traced": traced / n,
-            "peak_rss": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024}
+            "peak_rss": _peak_rss()}
+
+
+def _peak_rss() -> int:
+    """This process's peak RSS (VmHWM; ``ru_maxrss`` would count the parent it forked from)."""
+    with open("/proc/self/status") as f:
+        for line in f:
+            if line.startswith("VmHWM:"):
+                return int(line.split()[1]) * 1024
+    return 0
 
 
 def _rss() -> int:

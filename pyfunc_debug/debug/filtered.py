@@ -24,10 +24,17 @@ class _Maybe(BaseException):
         self.index, self.args_, self.result, self.before = index, args, result, before
 
 
-def _checked(kernel, i, needs_ctx, single, before, after):
+def _checked(kernel, i, mode, needs_ctx, single, before, after):
     """``kernel`` with the pre-filters around it (same call signature)."""
     if single and not needs_ctx and not before and len(after) == 1 and hasattr(after[0], "one"):
         one = after[0].one
+        if mode == 1:
+            def checked_after1(a):  # the commonest: one input, one output, one test after
+                r = kernel(a)
+                if one(r):
+                    raise _Maybe(i, (a,), r)
+                return r
+            return checked_after1
 
         def checked_after(*args):  # the common step: one test on its one output
             r = kernel(*args)
@@ -37,6 +44,12 @@ def _checked(kernel, i, needs_ctx, single, before, after):
         return checked_after
     if not needs_ctx and not after and len(before) == 1 and hasattr(before[0], "one"):
         first = before[0].one
+        if mode == 1:
+            def checked_before1(a):  # one input, one test on it before the op
+                if first(a):
+                    raise _Maybe(i, (a,), before=True)
+                return kernel(a)
+            return checked_before1
 
         def checked_before(*args):  # one test on its first input
             if not args or first(args[0]):
@@ -67,7 +80,7 @@ def compile_filtered(plan, tests: dict) -> tuple:
     for i, (before, after) in tests.items():
         step = plan.fast_steps[i]
         records[i] = step + (before, after)
-        fast[i] = (_checked(step[0], i, step[5], step[4], before, after),) + step[1:]
+        fast[i] = (_checked(step[0], i, step[3], step[5], step[4], before, after),) + step[1:]
     return records, fast
 
 
