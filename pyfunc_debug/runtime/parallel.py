@@ -56,8 +56,30 @@ def run_parallel(plan, vals, ctx, pool, run_one) -> None:
         fut = pool.submit(run_one, i)
         fut.add_done_callback(lambda f, i=i: finished_q.put((i, f)))
 
+    def collect(block: bool) -> None:
+        """Account for finished pool steps (waiting for one when ``block``)."""
+        nonlocal running, error
+        try:
+            item = finished_q.get() if block else finished_q.get_nowait()
+        except queue.Empty:
+            return
+        while True:
+            i, fut = item
+            running -= 1
+            exc = fut.exception()
+            if exc is not None:
+                error = error or exc
+            elif error is None:
+                finished(i)
+            try:
+                item = finished_q.get_nowait()
+            except queue.Empty:
+                return
+
     while ready or running:
         while ready and error is None:
+            if running:
+                collect(False)  # a pool thread may be free again: keep it busy
             i = ready.popleft()
             if (ready and running < width) if offload_all else blocking[i]:
                 submit(i)
@@ -71,12 +93,6 @@ def run_parallel(plan, vals, ctx, pool, run_one) -> None:
             finished(i)
         if not running:
             break
-        i, fut = finished_q.get()
-        running -= 1
-        exc = fut.exception()
-        if exc is not None:
-            error = error or exc
-        elif error is None:
-            finished(i)
+        collect(True)
     if error is not None:
         raise error
