@@ -110,7 +110,7 @@ def run_steps_observed(items, vals, ctx) -> None:
         else:
             in_sums = tuple([summaries.get(s) or summarize(a, cap) for s, a in zip(in_slots, args)])
         watch_inputs = level and op.op_def.extra.get("hands_out_arrays") and (
-            len(args) != 1 or args[0].__class__ is _ndarray)  # a scalar cannot be written into
+            len(args) != 1 or isinstance(args[0], _ndarray))  # a scalar cannot be written into
         marks = input_marks(args) if watch_inputs else None
         try:
             if needs_ctx:
