@@ -147,13 +147,16 @@ def test_jsonl_fast_rows_equal_the_generic_encoding(tmp_path):
     from pyfunc_debug import events as ev
     from pyfunc_debug.trace.codec import event_to_row, strict_row
     from pyfunc_debug.trace.jsonl import JsonlWriter
-    from pyfunc_debug.trace.summary import summarize
+    from pyfunc_debug.trace.summary import ValueSummary, summarize
 
     sums = [summarize(v) for v in (np.float32(1.5), np.float64(np.nan), np.array([1.0, np.inf]),
                                    np.array([b"a\"b", b"\n"], dtype=object), None, np.int32(7),
                                    np.array([[True, False]]), np.float64(-0.0),
                                    np.float64(1e20), np.float32(1e-7), np.int64(2**62),
                                    np.uint8(255))]
+    v = 2.5  # built by hand: one float object, a preview that needs escapes
+    sums += [ValueSummary((), "float32", 1, v, v, v, 0, 0, 'a"b\\c\n', False),
+             ValueSummary((), "float32", 1, v, v, v, 0, 0, "é", False)]
     events = [ev.OpStart(1, 3, 10, 7, 'op "q"\\n', "PyFunc", None, "f.py:1", ("a", "b")),
               ev.OpStart(2, None, 11, 7, "op/é", "EagerPyFunc", "parent", "", ()),
               ev.OpEnd(3, 3, 12, 7, "op", "PyFunc", None, 5, tuple(sums[:3]), tuple(sums[3:])),

@@ -47,14 +47,15 @@ _PLAIN_DTYPES = frozenset({"float16", "float32", "float64", "int8", "int16", "in
 def _scalar_row(s):
     """The JSON of a finite numeric scalar's summary, formatted directly; else None.
 
-    Such a summary has min, max and mean one float, preview ``%.6g`` of it.
+    Such a summary has min, max and mean one float and a preview JSON needs no
+    escapes for.
     """
-    v = s[3]
+    v, p = s[3], s[8]
     if v.__class__ is float and v is s[4] and v is s[5] and -_INF < v < _INF and s[0] == () \
             and s[1] in _PLAIN_DTYPES and s[2] == 1 and not (s[6] or s[7] or s[9]) \
-            and s[8] == f"{v:.6g}":
+            and p.isascii() and p.isprintable() and '"' not in p and "\\" not in p:
         r = repr(v)
-        return f'[[],"{s[1]}",1,{r},{r},{r},0,0,"{s[8]}",false]'
+        return f'[[],"{s[1]}",1,{r},{r},{r},0,0,"{p}",false]'
     return None
 
 
@@ -148,9 +149,13 @@ class JsonlWriter:
         rid = "null" if e.run_id is None else e.run_id
         if start:
             return f'["OpStart",{e.seq},{rid},{e.t_ns},{e.thread},{static}]'
+        ins, outs = e.inputs, e.outputs
         return (f'["OpEnd",{e.seq},{rid},{e.t_ns},{e.thread},{static},{e.duration_ns},'
-                f'[{",".join([self._summary(s) for s in e.inputs])}],'
-                f'[{",".join([self._summary(s) for s in e.outputs])}]]')
+                f'[{self._summary(ins[0]) if len(ins) == 1 else self._summaries(ins)}],'
+                f'[{self._summary(outs[0]) if len(outs) == 1 else self._summaries(outs)}]]')
+
+    def _summaries(self, sums) -> str:
+        return ",".join([self._summary(s) for s in sums])
 
     def _summary(self, s) -> str:
         found = self._sums.get(id(s))
