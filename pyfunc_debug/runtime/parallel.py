@@ -3,10 +3,10 @@
 Results are identical to the sequential run: each step still reads exactly
 the slots its inputs name; only the order of independent steps changes.
 
-An inter-op pool (``Session(inter_op_threads=N)``) gets a step only while
-another one is ready for the calling thread and fewer than N are in flight:
-a sequential stretch (one ready step at a time) runs inline, so a chain never
-pays for a thread hand-off. A plan with no two independent steps
+An inter-op pool (``Session(inter_op_threads=N)``) gets every step that has
+company — another ready or running step — with at most N in flight; a step
+that is the only one ready while nothing runs (a sequential stretch) runs
+inline, so a chain never pays for a thread hand-off. A plan with no two independent steps
 (``plan.chain``) never comes here. The helper threads that keep wrapped
 functions from blocking each other (``workers.Helpers``, ``offload_all =
 False``) always get the steps that call Python, and only those.
@@ -80,8 +80,11 @@ def run_parallel(plan, vals, ctx, pool, run_one) -> None:
         while ready and error is None:
             if running:
                 collect(False)  # a pool thread may be free again: keep it busy
+            if offload_all and running >= width:
+                collect(True)  # the pool is full: wait for a free thread
+                continue
             i = ready.popleft()
-            if (ready and running < width) if offload_all else blocking[i]:
+            if (running or ready) if offload_all else blocking[i]:
                 submit(i)
                 running += 1
                 continue
