@@ -2,11 +2,20 @@
 
 A condition that reads ``outputs`` makes its breakpoint pause *after* the op
 (the outputs must exist); otherwise it is checked before the op runs.
+
+The builtins and the common expression forms (``np.any(outputs[0] > 10)``,
+``np.all(inputs[1] <= 0)``, ``np.any(np.isnan(outputs[0]))``) also get a
+``test``: a pre-filter over the values alone that answers exactly for scalars
+(a Python comparison, no numpy call, no pause object) and "maybe" for arrays,
+where the condition itself decides. So a condition that never holds costs the
+run loop little on the ops it can match.
 """
 from __future__ import annotations
 
 import ast
 import builtins
+import math
+import operator
 from dataclasses import dataclass
 from typing import Callable
 
@@ -42,14 +51,107 @@ def nan_producer(pause) -> bool:
 
 BUILTINS = {"has_nan": has_nan, "has_inf_or_nan": has_inf_or_nan, "nan_producer": nan_producer}
 
+# scalar classes a pre-filter answers exactly (complex, strings, arrays: "maybe")
+_REAL_SCALARS = frozenset({float, int, bool, np.float16, np.float32, np.float64, np.int8,
+                           np.int16, np.int32, np.int64, np.uint8, np.uint16, np.uint32,
+                           np.uint64, np.bool_})
+_isfinite = math.isfinite
+
+
+def _maybe_non_finite(values) -> bool:
+    """False when no value can hold a NaN/Inf (finite real scalars); else maybe."""
+    for v in values:
+        if v.__class__ not in _REAL_SCALARS or not _isfinite(v):
+            return True
+    return False
+
+
+def _maybe_non_finite_one(v) -> bool:
+    return v.__class__ not in _REAL_SCALARS or not _isfinite(v)
+
+
+_maybe_non_finite.one = _maybe_non_finite_one  # the same test on an op's only value
+
 
 @dataclass(frozen=True)
 class Condition:
-    """A compiled condition: ``check(pause) -> bool``; ``reads_outputs`` picks when."""
+    """A compiled condition: ``check(pause) -> bool``; ``reads_outputs`` picks when.
+
+    ``test(values) -> bool``, when there is one, is False only where ``check``
+    cannot hold, given the op's outputs (``reads_outputs``) or else its inputs;
+    ``test.one(value)``, when it has one, is the same test on a single value.
+    """
 
     check: Callable
     reads_outputs: bool
     label: str
+    test: Callable | None = None
+
+
+_COMPARE = {ast.Gt: operator.gt, ast.GtE: operator.ge, ast.Lt: operator.lt,
+            ast.LtE: operator.le, ast.Eq: operator.eq, ast.NotEq: operator.ne}
+
+
+def _indexed(node):
+    """(``"inputs"``/``"outputs"``, k) for ``inputs[k]``/``outputs[k]``, else None."""
+    if isinstance(node, ast.Subscript) and isinstance(node.value, ast.Name) \
+            and node.value.id in ("inputs", "outputs") and isinstance(node.slice, ast.Constant) \
+            and type(node.slice.value) is int and node.slice.value >= 0:
+        return node.value.id, node.slice.value
+    return None
+
+
+def _number(node):
+    if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub):
+        n = _number(node.operand)
+        return None if n is None else -n
+    if isinstance(node, ast.Constant) and type(node.value) in (int, float):
+        return node.value
+    return None
+
+
+def _np_call(node, names):
+    """The argument of ``np.<name>(arg)`` for a name in ``names``, else None."""
+    if isinstance(node, ast.Call) and len(node.args) == 1 and not node.keywords \
+            and isinstance(node.func, ast.Attribute) and node.func.attr in names \
+            and isinstance(node.func.value, ast.Name) and node.func.value.id == "np":
+        return node.args[0]
+    return None
+
+
+def _expression_test(tree):
+    """(side, test) for the forms the module doc lists, else None."""
+    arg = _np_call(tree.body, ("any", "all"))
+    if arg is None:
+        return None
+    inner = _np_call(arg, ("isnan", "isinf"))
+    if inner is not None:
+        where = _indexed(inner)
+        if where is None:
+            return None
+        k = where[1]
+        test = lambda values: k >= len(values) or _maybe_non_finite_one(values[k])  # noqa: E731
+        if k == 0:
+            test.one = _maybe_non_finite_one
+        return where[0], test
+    if not (isinstance(arg, ast.Compare) and len(arg.ops) == 1 and type(arg.ops[0]) in _COMPARE):
+        return None
+    where, bound = _indexed(arg.left), _number(arg.comparators[0])
+    if where is None or bound is None:
+        return None
+    k, compare = where[1], _COMPARE[type(arg.ops[0])]
+
+    def test(values):  # np.any/np.all of one scalar is the comparison itself
+        if k >= len(values):
+            return True
+        v = values[k]
+        return v.__class__ not in _REAL_SCALARS or compare(v, bound)
+
+    def one(v):
+        return v.__class__ not in _REAL_SCALARS or compare(v, bound)
+    if k == 0:
+        test.one = one
+    return where[0], test
 
 
 def _reads_outputs(fn) -> bool:
@@ -80,7 +182,7 @@ def compile_condition(when) -> Condition | None:
         raise TypeError(f"when= takes a callable, a builtin name {sorted(BUILTINS)} or an "
                         f"expression string, not {type(when).__name__}")
     if when in BUILTINS:
-        return Condition(BUILTINS[when], True, when)
+        return Condition(BUILTINS[when], True, when, _maybe_non_finite)
     try:
         tree = ast.parse(when, "<breakpoint condition>", mode="eval")
         code = compile(tree, "<breakpoint condition>", "eval")
@@ -96,4 +198,9 @@ def compile_condition(when) -> Condition | None:
         scope = {"inputs": pause.inputs, "outputs": pause.outputs, "np": np,
                  "op": pause.op_name}
         return bool(eval(code, {"__builtins__": __builtins__}, scope))  # noqa: S307 - user's own expression
-    return Condition(check, "outputs" in code.co_names, when)
+    reads_outputs = "outputs" in code.co_names
+    found = _expression_test(tree)
+    test = None
+    if found is not None and (found[0] == "outputs") == reads_outputs:
+        test = found[1]
+    return Condition(check, reads_outputs, when, test)

@@ -21,6 +21,7 @@ from .breakpoints import Breakpoint, changes
 from .console import ConsoleFrontend
 from .pause import ACTIONS, Pause
 from .pdb_bridge import PdbRunner
+from .filtered import compile_filtered
 from .run_loop import run_debugged
 from ..trace.summary import summarize
 
@@ -161,7 +162,23 @@ class Debugger:
         return self._pause_lock
 
     def watch(self, plan) -> frozenset:
-        """Steps of ``plan`` that may pause (static name/type match), cached per plan."""
+        """Steps of ``plan`` that may pause (static name/type match), cached per plan.
+
+        Steps matched only by breakpoints with a pre-filtered condition are not
+        among them: ``filters(plan)`` lists those.
+        """
+        return self._watched(plan)[0]
+
+    def filters(self, plan) -> dict:
+        """Step index -> (before, after) condition pre-filters, for the steps whose
+        matching breakpoints all have one (see ``conditions``); cached per plan."""
+        return self._watched(plan)[1]
+
+    def filtered_order(self, plan) -> tuple:
+        """The keys of ``filters(plan)`` sorted, and the run loop's records of them."""
+        return self._watched(plan)[2]
+
+    def _watched(self, plan) -> tuple:
         key = id(plan)
         found = self._watch.get(key)
         if found is not None and found[0] == changes[0] and found[1] is plan:
@@ -170,14 +187,21 @@ class Debugger:
         bps.append(self._op_breakpoint)
         if any(b.enabled and b.on_warning and b.op is None and b.op_type is None for b in bps):
             bps = [Breakpoint()]   # a diagnostic may come from any op: check them all
-        idx = set()
+        eager = self.watches_eager
+        idx, filters = set(), {}
         for i, step in enumerate(plan.steps):
             op = step.op
-            if any(b.matches_op(op.name, op.type) for b in bps):
+            hands_out = op.op_def.extra.get("hands_out_arrays")
+            matched = [b for b in bps if b.matches_op(op.name, op.type)]
+            if (self.guard_mutation and hands_out) or (matched and eager and step.needs_ctx):
                 idx.add(i)
-            elif self.guard_mutation and op.op_def.extra.get("hands_out_arrays"):
-                idx.add(i)
-        result = frozenset(idx)
+            elif matched:
+                tests = _prefilters(matched)
+                if tests is None:
+                    idx.add(i)
+                elif tests != ((), ()):
+                    filters[i] = tests
+        result = (frozenset(idx), filters, (sorted(filters), compile_filtered(plan, filters)))
         self._watch[key] = (changes[0], plan, result)
         return result
 
@@ -342,6 +366,18 @@ class Debugger:
 
 
 _MODIFY_HINT = "wrapped functions must not modify their inputs: copy first (x = x.copy())"
+
+
+def _prefilters(bps):
+    """(before, after) tests of breakpoints that all have one, or None when one of them
+    must be checked in full (disabled ones count: they may be enabled mid-run)."""
+    before, after = [], []
+    for b in bps:
+        c = b.condition
+        if c is None or c.test is None or b.on_error or b.on_warning:
+            return None
+        (after if b.pauses_after else before).append(c.test)
+    return tuple(before), tuple(after)
 
 
 def _source(op) -> str:

@@ -18,6 +18,7 @@ from .. import events as ev
 from ..eager.execute import watching_eager
 from ..errors import CancelledError, OpError
 from .breakpoints import changes
+from .filtered import compile_filtered, run_filtered
 from ..runtime.loop import PASS_THROUGH as _PASS_THROUGH, annotate_error, run_folds as _run_folds, \
     run_steps
 from ..runtime.diagnose import after_op
@@ -44,17 +45,24 @@ def run_debugged(plan, vals, ctx, pool, dbgs) -> None:
         if plan.folded or plan.aliases:
             for d in dbgs:
                 d.note_unreachable(plan, ctx.run_id)
-        state = [None, frozenset(), ()]  # (breakpoint changes seen, watched steps, sorted)
+        # breakpoint changes seen, watched steps, sorted, pre-filtered steps, sorted
+        # and their compiled records
+        state = [None, frozenset(), (), {}, (), None]
 
         def watched():
             if state[0] != changes[0]:  # a breakpoint came or went (maybe at a pause)
                 state[0] = changes[0]
                 state[1] = frozenset().union(*(d.watch(plan) for d in dbgs))
                 state[2] = sorted(state[1])
+                state[3] = _merged_filters(dbgs, plan, state[1])
+                if len(dbgs) == 1:  # both cached per plan
+                    state[4], state[5] = dbgs[0].filtered_order(plan)
+                else:
+                    state[4], state[5] = sorted(state[3]), compile_filtered(plan, state[3])
             return state[1]
 
         def one(i, frees=False):  # parallel runs: one step at a time, in any order
-            if i in watched() or any(d.stepping for d in dbgs):
+            if i in watched() or i in state[3] or any(d.stepping for d in dbgs):
                 _attend(plan, i, vals, ctx, dbgs, observed, frees)
             elif observed:
                 run_steps_observed(main_items(plan, (i,), frees), vals, ctx)
@@ -62,7 +70,7 @@ def run_debugged(plan, vals, ctx, pool, dbgs) -> None:
                 run_steps((plan.parallel_steps[i],), vals, ctx)
 
         try:
-            if pool is not None and len(plan.steps) >= 2:
+            if pool is not None and not plan.chain:
                 run_parallel(plan, vals, ctx, pool, one)
             else:
                 _run_sequential(plan, vals, ctx, dbgs, observed, watched, state)
@@ -106,11 +114,31 @@ def _run_sequential(plan, vals, ctx, dbgs, observed, watched, state) -> None:
             continue
         k = bisect.bisect_right(state[2], i)
         j = min(state[2][k] if k < len(state[2]) else n, i + BLOCK)
+        k = bisect.bisect_left(state[4], i)
+        if k < len(state[4]) and state[4][k] < j:  # pre-filtered steps in the stretch
+            i, attend = run_filtered(plan, i, j, vals, ctx, state[5], dbgs, observed)
+            if attend:
+                _attend(plan, i, vals, ctx, dbgs, observed, True)
+                i += 1
+            continue
         if observed:
             run_steps_observed(main_items(plan, range(i, j)), vals, ctx)
         else:
             run_steps(plan.fast_steps[i:j], vals, ctx)
         i = j
+
+
+def _merged_filters(dbgs, plan, watched) -> dict:
+    """Pre-filtered steps of all debuggers (see ``filtered``), minus watched ones."""
+    if len(dbgs) == 1:
+        return dbgs[0].filters(plan)  # cached per plan; disjoint from its watched steps
+    merged: dict = {}
+    for d in dbgs:
+        for i, (before, after) in d.filters(plan).items():
+            if i not in watched:
+                b, a = merged.get(i, ((), ()))
+                merged[i] = (b + before, a + after)
+    return merged
 
 
 def _pause_at_error(err, plan, vals, dbgs, ctx) -> None:

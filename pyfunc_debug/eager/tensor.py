@@ -7,7 +7,20 @@ from ..dtypes import as_dtype
 from ..graph.shape import TensorShape
 from ..graph.tensor import TensorBase
 
-__all__ = ["EagerTensor"]
+__all__ = ["EagerTensor", "read_only"]
+
+
+def read_only(value):
+    """``value``, or a read-only view of it when it is a writeable array (no copy).
+
+    A py_function in a graph gets its inputs this way: ``np.asarray(x)`` and eager
+    ops read them without a copy, and nothing can write into a constant, a feed
+    or another op's result through them.
+    """
+    if value.__class__ is np.ndarray and value.flags.writeable:
+        value = value.view()
+        value.flags.writeable = False
+    return value
 
 
 class EagerTensor(TensorBase):
@@ -20,7 +33,8 @@ class EagerTensor(TensorBase):
         self.dtype = as_dtype(value.dtype) if dtype is None else dtype
 
     def numpy(self):
-        """The value as numpy: a scalar for rank 0, else a copy of the array."""
+        """The value as numpy: a scalar for rank 0, else a copy of the array (TF#15: writing
+        into it changes nothing). ``np.asarray(t)`` reads the array itself, without a copy."""
         v = self._value
         return v.copy() if isinstance(v, np.ndarray) else v
 

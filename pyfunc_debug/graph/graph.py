@@ -9,6 +9,7 @@ from __future__ import annotations
 import contextlib
 import threading
 
+from .big_build import BIG, defer_full_collections, restore_full_collections
 from .operation import Operation
 from .source import user_frame
 from .tensor import SymbolicTensor, Tensor
@@ -58,6 +59,7 @@ class Graph:
             yield self
         finally:
             stack.pop()
+            restore_full_collections()
 
     def control_dependencies(self, control_inputs):
         return _control_dependencies(self, control_inputs)
@@ -108,6 +110,8 @@ class Graph:
                           for i, (dtype, shape) in enumerate(out_specs)]
             self._ops.append(op)
             self._by_name[unique] = op
+        if len(self._ops) >= BIG:
+            defer_full_collections()
         return op
 
     # -- lookup ----------------------------------------------------------

@@ -24,7 +24,7 @@ from ..graph.graph import building_graph, eager_mode
 from ..graph.shape import UNKNOWN
 from ..graph.source import user_frame
 from ..graph.tensor import SymbolicTensor, TensorBase
-from ..eager.tensor import EagerTensor
+from ..eager.tensor import EagerTensor, read_only
 from ..eager import tape as tape_mod
 from .convert import as_tensor_in, convert_to_tensor
 from .registry import OpDef, dtype_tuple_attr, register
@@ -141,7 +141,7 @@ def _bind_pyfunc(op, call=None):
         return missing
     func = cb.func
     invoke = func if call is None else (lambda *args: call(func, args))
-    check = strict_checker(op.attrs["Tout"], op.attrs["token"])
+    check, token = strict_checker(op.attrs["Tout"]), op.attrs["token"]
 
     def kernel(*args):
         try:
@@ -151,7 +151,7 @@ def _bind_pyfunc(op, call=None):
         except Exception as e:
             raise map_exception(e) from e
         try:
-            return check(ret)
+            return check(ret, token)
         except OpError as e:
             e.returned = ret   # what the function gave back: the debugger shows it
             raise
@@ -177,7 +177,7 @@ def _bind_eager_pyfunc(op, call=None):
     n_out = len(touts)
 
     def kernel(ctx, *args):
-        ins = [EagerTensor(a, dt) for a, dt in zip(args, tins)]
+        ins = [EagerTensor(read_only(a), dt) for a, dt in zip(args, tins)]
         want_tape = bool(op._grad_consumers)
         outs, tape = call_eagerly(func, ins, touts, token, want_tape)
         if want_tape:
@@ -398,7 +398,7 @@ def _warn_if_graph_would_fail(func, ret, touts) -> None:
     import threading
     import time
     try:
-        strict_checker(touts, "the eager numpy_function")(ret)
+        strict_checker(touts)(ret, "the eager numpy_function")
         return
     except OpError as e:
         problem = e.message.splitlines()[0]
@@ -443,7 +443,7 @@ def _build_py_function(func, inp, Tout, name=None):
 
 def _eager_py_function(func, inp, touts, single, name):
     user_ins = [x if isinstance(x, TensorBase) else convert_to_tensor(x) for x in inp]
-    ins = [EagerTensor(x._value, x.dtype) for x in user_ins]
+    ins = [EagerTensor(x._value, x.dtype) for x in user_ins]  # numpy() copies (TF#49)
     recording = tape_mod.recording()
     try:
         outs, tape = call_eagerly(func, ins, touts, "EagerPyFunc", recording)

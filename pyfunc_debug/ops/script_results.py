@@ -9,6 +9,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..dtypes import _BY_NP, DType
+from ..eager.tensor import EagerTensor
 from ..errors import InternalError, InvalidArgumentError, UnknownError
 from .convert import convert_to_tensor, scalar_or_array, to_bytes_array
 
@@ -73,11 +74,25 @@ def _dtype_error(index, token, got, want):
                                 f"but expects {want.name}\nHint: {hint}")
 
 
-def strict_checker(touts: tuple, token: str):
-    """The per-op result check for py_func/numpy_function; fast path for one plain output."""
+_checkers: dict = {}
+
+
+def strict_checker(touts: tuple):
+    """The result check ``check(ret, token)`` for py_func/numpy_function returning ``touts``.
+
+    Shared by every op with the same ``Tout`` (a big graph holds one per
+    signature, not two closures per op); fast path for one plain output.
+    """
+    found = _checkers.get(touts)
+    if found is None:
+        found = _checkers[touts] = _make_checker(touts)
+    return found
+
+
+def _make_checker(touts: tuple):
     n = len(touts)
 
-    def check(ret):
+    def check(ret, token):
         arrays = split_strict(ret)
         if len(arrays) != n:
             raise _count_error(token, len(arrays), n)
@@ -90,13 +105,13 @@ def strict_checker(touts: tuple, token: str):
     scalar_type = np_dtype.type
     ndarray = np.ndarray
 
-    def check1(ret):
+    def check1(ret, token):
         cls = ret.__class__
         if cls is scalar_type:
             return ret
         if cls is ndarray and ret.dtype == np_dtype and ret.ndim:
             return ret
-        return check(ret)
+        return check(ret, token)
     return check1
 
 
@@ -117,6 +132,9 @@ def convert_eager_results(ret, touts: tuple, token: str) -> list:
         raise _count_error(token, len(values), len(touts))
     out = []
     for v, dt in zip(values, touts):  # extra values are dropped, as TF's zip does
+        if v.__class__ is np.ndarray and v.ndim and v.dtype == dt.np_dtype and not dt.is_string:
+            out.append(EagerTensor(v, dt))  # wrapped without a copy, as TF does (TF#50)
+            continue
         if getattr(type(v), "_pfd_variable", False):  # TF#29
             raise UnknownError(None, None, "RuntimeError: Attempting to return a variable from "
                                "an eagerly executed py_func. Only numeric data structures like "

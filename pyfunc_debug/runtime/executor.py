@@ -41,7 +41,7 @@ def execute(plan, feed_values, ctx, pool=None, helpers: bool = True) -> list:
         else:
             if plan.fold_steps and not plan.folds_done:
                 run_folds(plan, vals, ctx)
-            if pool is None or len(plan.steps) < 2:
+            if pool is None or plan.chain:
                 run_steps(plan.fast_steps, vals, ctx)
             elif pool is HELPERS:
                 run_overlapped(plan, vals, ctx, pool)
@@ -56,7 +56,7 @@ def _execute_observed(plan, vals, ctx, pool) -> None:
     try:
         if plan.fold_steps and not plan.folds_done:
             run_folds(plan, vals, ctx, lambda: run_steps_observed(fold_items(plan), vals, ctx))
-        if pool is None or len(plan.steps) < 2:
+        if pool is None or plan.chain:
             run_steps_observed(main_items(plan, range(len(plan.steps))), vals, ctx)
         else:
             run_parallel(plan, vals, ctx, pool, lambda i: run_steps_observed(

@@ -2,8 +2,11 @@
 
 A ``py_func``/``numpy_function`` receives the very arrays flowing in the graph
 (no defensive copies, TF#49), so a function can change its input in place. When
-events carry summaries, each array input is summarised again after the call and
-compared with its summary from before (values too, when both were captured);
+events carry summaries, each small array input is summarised again after the
+call and compared with its summary from before (values too, when both were
+captured); a big one (over ``EXACT_LIMIT`` elements) is compared on a strided
+sample taken before the call (``input_marks``), which costs what the sample
+costs, not a pass over the array — a write that misses the sample goes unseen;
 a difference is reported as one ``Warning`` (kind ``input_modified``) whose
 ``inputs`` hold every input as it is *after* the call — the op's ``OpEnd``
 keeps them as they were when it started. An exact check of every element is
@@ -17,9 +20,9 @@ import time
 import numpy as np
 
 from .. import events as ev
-from ..trace.summary import summarize
+from ..trace.summary import EXACT_LIMIT, SAMPLE, summarize
 
-__all__ = ["inputs_after", "report_modified"]
+__all__ = ["input_marks", "inputs_after", "report_modified"]
 
 _STATS = slice(0, 8)   # shape .. inf of a ValueSummary: what must not change
 
@@ -41,12 +44,40 @@ def _same_nan_stats(before, after) -> bool:
     return True
 
 
-def inputs_after(args, before: tuple, cap: int):
-    """Summaries of ``args`` now, or ``None`` when no array among them changed."""
+def _sample(a):
+    flat = a.reshape(-1)
+    return flat[::flat.size // SAMPLE].copy()
+
+
+def _same(a, b) -> bool:
+    if (a == b).all():
+        return True  # NaN != NaN: only then the slower comparison
+    return a.dtype.kind in "fc" and np.array_equal(a, b, equal_nan=True)
+
+
+def input_marks(args):
+    """Before the call: a strided sample of each big array input (None when there is none)."""
+    marks = None
+    for j, a in enumerate(args):
+        if a.__class__ is np.ndarray and a.size > EXACT_LIMIT:
+            if marks is None:
+                marks = [None] * len(args)
+            marks[j] = _sample(a)
+    return marks
+
+
+def inputs_after(args, before: tuple, cap: int, marks=None):
+    """Summaries of ``args`` now, or ``None`` when no array among them changed.
+
+    ``marks`` (``input_marks`` before the call) spare big arrays a full pass.
+    """
     changed = False
     after = list(before)
     for j, a in enumerate(args):
         if isinstance(a, np.ndarray) and a.ndim and j < len(before):
+            mark = None if marks is None else marks[j]
+            if mark is not None and _same(_sample(a), mark):
+                continue  # the sample is unchanged: taken as not written
             now = summarize(a, cap)
             if _differs(before[j], now):
                 after[j] = now

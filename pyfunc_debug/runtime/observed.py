@@ -9,17 +9,20 @@ from __future__ import annotations
 import threading
 import time
 
+import numpy as np
+
 from .. import events as ev
 from ..eager.execute import watching_eager
 from ..trace.summary import summarize
 from .loop import PASS_THROUGH as _PASS_THROUGH, annotate_error
 from .diagnose import WATCHED_TYPES, after_op, note_run
-from .modified import inputs_after, report_modified
+from .modified import input_marks, inputs_after, report_modified
 
 __all__ = ["step_info", "fold_items", "main_items", "run_steps_observed", "run_start", "run_end",
            "report_interrupt"]
 
 _now = time.perf_counter_ns
+_ndarray = np.ndarray
 
 
 def _info(step) -> tuple:
@@ -94,7 +97,7 @@ def run_steps_observed(items, vals, ctx) -> None:
     OpStart, OpEnd = ev.OpStart, ev.OpEnd
     new = tuple.__new__  # builds the records without NamedTuple's Python-level __new__
     for step, info in items:
-        kernel, _, outs, _, single, needs_ctx, drop, op = step
+        kernel, ins, outs, mode, single, needs_ctx, drop, op = step
         name, typ, src, producers, in_slots, out_slots = info
         t0 = _now()
         e = new(OpStart, (seq(), run_id, t0, tid, name, typ, None, src, producers))
@@ -102,13 +105,16 @@ def run_steps_observed(items, vals, ctx) -> None:
             cb(e)
         except Exception as exc:
             bus.failed(single_sub, e, exc)
-        args = [vals[s] for s in in_slots]
+        args = [vals[ins]] if mode == 1 else [vals[s] for s in in_slots]
         if not level:
             in_sums = ()
         elif len(args) == 1:  # the common case, without the generic comprehension
             in_sums = (summaries.get(in_slots[0]) or summarize(args[0], cap),)
         else:
             in_sums = tuple([summaries.get(s) or summarize(a, cap) for s, a in zip(in_slots, args)])
+        watch_inputs = level and op.op_def.extra.get("hands_out_arrays") and (
+            len(args) != 1 or isinstance(args[0], _ndarray))  # a scalar cannot be written into
+        marks = input_marks(args) if watch_inputs else None
         try:
             if needs_ctx:
                 with watching_eager(name, run_id, level, cap):
@@ -121,8 +127,8 @@ def run_steps_observed(items, vals, ctx) -> None:
                 raise
             _report_error(exc, op, ctx, name, typ, src, tid, t0)
         t1 = _now()
-        if level and op.op_def.extra.get("hands_out_arrays"):
-            after = inputs_after(args, in_sums, cap)
+        if watch_inputs:
+            after = inputs_after(args, in_sums, cap, marks)
             if after is not None:  # the function wrote into its input: say so, keep the truth
                 report_modified(run_id, name, typ, src, in_sums, after)
                 for s, a in zip(in_slots, after):

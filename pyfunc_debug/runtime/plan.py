@@ -7,14 +7,18 @@ constants folded: run on the first call and cached in ``fold_cache``
 """
 from __future__ import annotations
 
+import functools
+import gc
 import threading
 
 import numpy as np
 from dataclasses import dataclass, field
 
 from ..errors import InvalidArgumentError, op_context
+from ..graph.big_build import restore_full_collections
 from ..graph.operation import Operation
 from ..graph.tensor import SymbolicTensor
+from .parallel import is_chain
 
 __all__ = ["Plan", "Step", "compile_plan"]
 
@@ -22,7 +26,7 @@ __all__ = ["Plan", "Step", "compile_plan"]
 ARGS0, ARGS1, ARGS2, ARGSN = 0, 1, 2, 3
 
 
-@dataclass(eq=False)
+@dataclass(eq=False, slots=True)
 class Step:
     """One op to run: kernel, input slots, output slots."""
 
@@ -51,7 +55,6 @@ class Plan:
     template: list
     steps: list
     fast_steps: tuple            # sequential form, dropping values after their last use
-    parallel_steps: tuple        # same steps without drops (order of reads is not fixed)
     feed_slots: tuple            # (slot, tensor) per feed key, in key order
     fetch_slots: tuple           # slot per flattened fetch, None for an Operation
     fold_steps: list             # steps run once, their outputs cached
@@ -62,9 +65,15 @@ class Plan:
     lock: threading.RLock = field(default_factory=threading.RLock)
     folds_done: bool = False
     concurrent: bool = False         # has independent ops that may block each other (TF#16)
+    chain: bool = False              # no two steps independent: threads cannot help
     blocking: tuple = ()             # per step: it calls Python, so it may block
     overlap_schedule: list | None = None  # built on the first concurrent run (overlap.py)
     event_info: list | None = None   # per-step data for events, built on first observed run
+
+    @functools.cached_property
+    def parallel_steps(self) -> tuple:
+        """The steps without drops (order of reads is not fixed), built on first use."""
+        return tuple(f if not f[6] else s.as_tuple() for s, f in zip(self.steps, self.fast_steps))
 
 
 def _needed_ops(fetch_ops, fed: set) -> list:
@@ -91,7 +100,23 @@ def _missing_feed(op) -> InvalidArgumentError:
 
 
 def compile_plan(graph, fetches: list, feeds: list, fold_cache: dict) -> Plan:
-    """Compile ``fetches`` (Tensors/Operations) given fed ``feeds`` (Tensors)."""
+    """Compile ``fetches`` (Tensors/Operations) given fed ``feeds`` (Tensors).
+
+    The cyclic collector is paused meanwhile: compiling makes a few small
+    records per op, none in a cycle, and each full collection it would trigger
+    walks the whole graph — quadratic work on a big one.
+    """
+    restore_full_collections()  # the graph is built (see graph/big_build.py)
+    was_on = gc.isenabled()
+    gc.disable()
+    try:
+        return _compile(graph, fetches, feeds, fold_cache)
+    finally:
+        if was_on:
+            gc.enable()
+
+
+def _compile(graph, fetches: list, feeds: list, fold_cache: dict) -> Plan:
     fed = {id(t) for t in feeds}
     fetch_ops = [f.op if isinstance(f, SymbolicTensor) else f for f in fetches
                  if not (isinstance(f, SymbolicTensor) and id(f) in fed)]
@@ -170,11 +195,10 @@ def compile_plan(graph, fetches: list, feeds: list, fold_cache: dict) -> Plan:
     frees = _last_uses(steps, set(fetch_slots))
     blocking = tuple(_may_block(s.op) for s in steps)
     return Plan(graph, template, steps,
-                tuple(s.as_tuple(f) for s, f in zip(steps, frees)),
-                tuple(s.as_tuple() for s in steps), tuple(feed_slots), fetch_slots,
+                tuple(s.as_tuple(f) for s, f in zip(steps, frees)), tuple(feed_slots), fetch_slots,
                 fold_steps, fold_cache, aliases, folded,
                 concurrent=_has_independent_blockers(steps, blocking),
-                blocking=blocking)
+                chain=is_chain(steps), blocking=blocking)
 
 
 def _may_block(op) -> bool:
@@ -184,23 +208,25 @@ def _may_block(op) -> bool:
 def _has_independent_blockers(steps, blocking) -> bool:
     """Whether two steps that call Python (and so may block) are unordered.
 
-    Ancestor sets are bit masks; a chain (each such step after the previous
-    ones) answers False, and its runs stay in the calling thread.
+    They are all ordered iff each one depends on the previous one; in
+    topological order that path stays between the two, so each check visits
+    only the steps between them: O(steps) in all. A chain answers False, and
+    its runs stay in the calling thread.
     """
     blockers = [i for i, b in enumerate(blocking) if b]
-    if len(blockers) < 2:
-        return False
-    ancestors = [0] * len(steps)
-    for i, s in enumerate(steps):
-        mask = 0
-        for d in s.deps:
-            mask |= ancestors[d] | (1 << d)
-        ancestors[i] = mask
-    before = 0
-    for i in blockers:
-        if ancestors[i] & before != before:
-            return True
-        before |= 1 << i
+    return any(not _reaches(steps, a, b) for a, b in zip(blockers, blockers[1:]))
+
+
+def _reaches(steps, src: int, dst: int) -> bool:
+    """Whether step ``dst`` depends on step ``src`` (``src < dst``), directly or not."""
+    stack, seen = [dst], {dst}
+    while stack:
+        for d in steps[stack.pop()].deps:
+            if d == src:
+                return True
+            if d > src and d not in seen:
+                seen.add(d)
+                stack.append(d)
     return False
 
 

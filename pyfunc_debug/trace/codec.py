@@ -20,8 +20,8 @@ from ..events import EVENT_TYPES
 from .summary import ValueSummary
 from .values import valid_key
 
-__all__ = ["event_to_row", "event_from_row", "schema", "strict_row", "SUMMARY_FIELDS",
-           "FIELD_KINDS", "summary_to_row", "summary_from_row"]
+__all__ = ["event_to_row", "event_from_row", "schema", "strict_row", "strict_fields",
+           "SUMMARY_FIELDS", "FIELD_KINDS", "summary_to_row", "summary_from_row"]
 
 SUMMARY_FIELDS = ValueSummary._fields[:-1]  # ``value`` is stored apart from the event
 _N_SUMMARY = len(SUMMARY_FIELDS)
@@ -69,8 +69,13 @@ def _nonfinite(v):
 def strict_row(row) -> list:
     """``row`` with non-finite floats in summaries spelled as strings (the rare slow path)."""
     for pos in _SUMMARY_POS[row[0]]:
-        row[pos] = [[_nonfinite(v) for v in s] for s in row[pos]]
+        row[pos] = [strict_fields(s) for s in row[pos]]
     return row
+
+
+def strict_fields(fields) -> list:
+    """One summary's row with non-finite floats spelled as strings."""
+    return [_nonfinite(v) for v in fields]
 
 
 # -- decoding: every field checked against its kind ---------------------------------

@@ -23,9 +23,10 @@ import os
 import time
 import warnings
 
-from ..events import RunEnd
+from ..events import OpEnd, OpStart, RunEnd
 from .bulk import paused_gc
-from .codec import event_from_row, event_to_row, schema, strict_row
+from .codec import (SUMMARY_FIELDS, event_from_row, event_to_row, schema, strict_fields,
+                    strict_row)
 from .values import BadValue, read_value, values_dir, write_value
 
 __all__ = ["JsonlWriter", "load_trace", "TraceFormatError", "LoadedTrace", "FORMAT", "VERSION",
@@ -35,6 +36,27 @@ FORMAT = "pyfunc-debug-trace"
 VERSION = 1
 FLUSH_NS = 50_000_000
 BATCH = 2048  # lines parsed per json.loads call when loading
+
+
+_N_SUMMARY = len(SUMMARY_FIELDS)
+_INF = float("inf")
+_PLAIN_DTYPES = frozenset({"float16", "float32", "float64", "int8", "int16", "int32", "int64",
+                           "uint8", "uint16", "uint32", "uint64"})
+
+
+def _scalar_row(s):
+    """The JSON of a finite numeric scalar's summary, formatted directly; else None.
+
+    Such a summary has min, max and mean one float and a preview JSON needs no
+    escapes for.
+    """
+    v, p = s[3], s[8]
+    if v.__class__ is float and v is s[4] and v is s[5] and -_INF < v < _INF and s[0] == () \
+            and s[1] in _PLAIN_DTYPES and s[2] == 1 and not (s[6] or s[7] or s[9]) \
+            and p.isascii() and p.isprintable() and '"' not in p and "\\" not in p:
+        r = repr(v)
+        return f'[[],"{s[1]}",1,{r},{r},{r},0,0,"{p}",false]'
+    return None
 
 
 class TraceFormatError(ValueError):
@@ -70,9 +92,13 @@ class JsonlWriter:
             os.unlink(tmp)
             raise
         self._last_flush = time.perf_counter_ns()
-        self._dumps = json.JSONEncoder(separators=(",", ":"), allow_nan=False).encode
+        self._dumps = _row_encoder()
         self._values_dir = None
         self.count = 0
+        self._fast = capture != "full"   # OpStart/OpEnd rows from cached parts (see _op_row)
+        self._static: dict = {}          # (op, type, parent, ...) -> their JSON
+        self._sums: dict = {}            # id(summary) -> (summary, its JSON): each once
+        self._buf: list = []             # lines not yet handed to the file
 
     def _value_key(self, event, field, i):
         key = f"{event.seq}-{'in' if field == 'inputs' else 'out'}{i}"
@@ -83,21 +109,93 @@ class JsonlWriter:
         return key
 
     def write(self, event) -> None:
-        row = event_to_row(event, self._value_key)
-        try:
-            line = self._dumps(row)
-        except ValueError:  # a NaN or Inf: spelled as a string (strict JSON)
-            line = self._dumps(strict_row(row))
-        self._f.write(line + "\n")
+        cls = event.__class__
+        if self._fast and (cls is OpStart or cls is OpEnd):
+            line = self._op_row(event, cls is OpStart)
+        else:
+            row = event_to_row(event, self._value_key)
+            try:
+                line = self._dumps(row)
+            except ValueError:  # a NaN or Inf: spelled as a string (strict JSON)
+                line = self._dumps(strict_row(row))
+        buf = self._buf
+        buf.append(line)
         self.count += 1
-        now = time.perf_counter_ns()
-        if type(event) is RunEnd or now - self._last_flush > FLUSH_NS:
-            self._f.flush()
+        now = event.t_ns  # a perf_counter_ns reading already: no second clock read
+        if cls is RunEnd or now - self._last_flush > FLUSH_NS:
+            self.flush()
             self._last_flush = now
+        elif len(buf) >= 512:
+            self._f.write("\n".join(buf) + "\n")
+            buf.clear()
+
+    def flush(self) -> None:
+        """Hand every line written so far to the operating system."""
+        if self._buf:
+            self._f.write("\n".join(self._buf) + "\n")
+            self._buf.clear()
+        self._f.flush()
+
+    def _op_row(self, e, start: bool) -> str:
+        """The row ``event_to_row`` + encoding would give, from parts encoded once:
+        an op's names and source per op, each summary once (an output summary is
+        the next op's input summary)."""
+        key = e[4:] if start else e[4:7]
+        static = self._static.get(key)
+        if static is None:
+            if len(self._static) > 100_000:
+                self._static.clear()
+            static = self._static[key] = self._dumps(list(key))[1:-1]
+        rid = "null" if e.run_id is None else e.run_id
+        if start:
+            return f'["OpStart",{e.seq},{rid},{e.t_ns},{e.thread},{static}]'
+        ins, outs = e.inputs, e.outputs
+        return (f'["OpEnd",{e.seq},{rid},{e.t_ns},{e.thread},{static},{e.duration_ns},'
+                f'[{self._summary(ins[0]) if len(ins) == 1 else self._summaries(ins)}],'
+                f'[{self._summary(outs[0]) if len(outs) == 1 else self._summaries(outs)}]]')
+
+    def _summaries(self, sums) -> str:
+        return ",".join([self._summary(s) for s in sums])
+
+    def _summary(self, s) -> str:
+        found = self._sums.get(id(s))
+        if found is not None and found[0] is s:
+            return found[1]
+        text = _scalar_row(s)
+        fields = s[:_N_SUMMARY]
+        try:
+            if text is None:
+                text = self._dumps(fields)
+        except ValueError:  # a NaN or Inf: spelled as a string (strict JSON)
+            text = self._dumps(strict_fields(fields))
+        if len(self._sums) >= 4096:
+            self._sums.clear()
+        self._sums[id(s)] = (s, text)  # holding ``s`` keeps its id from being reused
+        return text
 
     def close(self) -> None:
         if not self._f.closed:
+            self.flush()
             self._f.close()
+
+
+def _not_json(o):
+    raise TypeError(f"Object of type {type(o).__name__} is not JSON serializable")
+
+
+def _row_encoder():
+    """``json.dumps(row, separators=(",", ":"), allow_nan=False)``, made once.
+
+    ``JSONEncoder.encode`` builds its C encoder anew on every call, which costs
+    more than encoding one event row.
+    """
+    c_make = getattr(json.encoder, "c_make_encoder", None)
+    if c_make is None:
+        return json.JSONEncoder(separators=(",", ":"), allow_nan=False).encode
+    enc = c_make(None, _not_json, json.encoder.encode_basestring_ascii, None, ":", ",",
+                 False, False, False)
+    join = "".join
+    return lambda row: join(enc(row, 0))
 
 
 class _Values:

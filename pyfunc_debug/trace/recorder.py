@@ -61,8 +61,19 @@ class Trace:
             self._writer = JsonlWriter(self.path, self.capture)
             self.events = collections.deque(maxlen=RECENT_EVENTS)
             self._strip_values = self.capture == "full"
-        self._sub = ev.subscribe(self._on_event, self.capture, self.capture_bytes)
+        on_event = self._on_event if self._writer is not None else self._recorder()
+        self._sub = ev.subscribe(on_event, self.capture, self.capture_bytes)
         return self
+
+    def _recorder(self):
+        """``_on_event`` of an in-memory trace, with its lookups bound once (one call per event)."""
+        names, append, current = self.thread_names, self.events.append, threading.current_thread
+
+        def on_event(event) -> None:
+            if event.thread not in names:
+                names[event.thread] = current().name
+            append(event)  # list.append is atomic: no lock on the hot path
+        return on_event
 
     def __exit__(self, *exc) -> bool:
         self._sub.close()

@@ -1,0 +1,337 @@
+"""The hot paths of issue 12, each as a ratio to a baseline timed in the same run.
+
+    python benchmarks/hotpaths.py [--rounds 7] [--only NAME ...] [--scale-max 100000]
+
+Every case runs ``--rounds`` rounds; a round times the baseline and the case
+back to back (best of a few calls each), so machine load hits both alike. It
+prints the median ratio and the spread (min–max over the rounds). Cases:
+
+- ``py_function``: a chain of ``py_function`` on a 1000x1000 float32 array
+  against the same chain with ``numpy_function``;
+- ``tracing``: the scalar chain under ``subscribe(capture="none")``,
+  ``subscribe(capture="summary")``, ``trace(capture="summary")`` and
+  ``trace(path="x.jsonl")``; the 4 MB chain under ``trace(capture="summary")``;
+- ``breakpoints``: ``when=`` breakpoints that never fire (an expression on
+  outputs, ``has_inf_or_nan``, ``nan_producer``, a glob with a condition);
+- ``threads``: ``Session(inter_op_threads=2)`` on a chain and on a wide graph of
+  GIL-releasing numpy work, against the default session;
+- ``scale``: building, compiling and running chains of 1k..``--scale-max`` ops,
+  each size in a fresh process (per-node times, plan bytes per op, peak RSS).
+  ``--scale-max 1000000`` takes a few minutes.
+"""
+from __future__ import annotations
+
+import argparse
+import contextlib
+import json
+import os
+import platform
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+
+import numpy as np
+
+import pyfunc_debug as pfd
+
+BIG = (1000, 1000)
+
+
+def add_one(x):
+    return x + 1
+
+
+def py_numpy_body(x):
+    return x.numpy() + 1   # numpy() copies, as TF's does (TF#15)
+
+
+def py_asarray_body(x):
+    return np.asarray(x) + 1   # reads the input without a copy
+
+
+def chain(n, kind="py_func", dtype=pfd.float32, body=add_one):
+    g = pfd.Graph()
+    with g.as_default():
+        x = pfd.compat.v1.placeholder(dtype)
+        y = x
+        for _ in range(n):
+            if kind == "py_function":
+                y = pfd.py_function(body, [y], dtype)
+            elif kind == "numpy_function":
+                y = pfd.numpy_function(body, [y], dtype)
+            else:
+                y = pfd.compat.v1.py_func(body, [y], dtype)
+    return g, x, y
+
+
+def best(fn, calls: int) -> float:
+    times = []
+    for _ in range(calls):
+        t0 = time.perf_counter()
+        fn()
+        times.append(time.perf_counter() - t0)
+    return min(times)
+
+
+def ratios(base, cases: dict, rounds: int, calls: int) -> dict:
+    """Per case: (median ratio to ``base``, min, max, median seconds of the case)."""
+    for fn in [base, *cases.values()]:
+        fn()  # warm: plans compiled, files open
+    got = {k: [] for k in cases}
+    secs = {k: [] for k in cases}
+    secs["base"] = []
+    for _ in range(rounds):
+        b = best(base, calls)
+        secs["base"].append(b)
+        for k, fn in cases.items():
+            t = best(fn, calls)
+            got[k].append(t / b)
+            secs[k].append(t)
+    out = {k: (statistics.median(v), min(v), max(v), statistics.median(secs[k]))
+           for k, v in got.items()}
+    out["base"] = (1.0, 1.0, 1.0, statistics.median(secs["base"]))
+    return out
+
+
+def show(title: str, result: dict, n_ops: int, target: dict | None = None) -> None:
+    print(f"\n{title}")
+    print(f"  {'case':44} {'µs/op':>9} {'ratio':>7} {'spread':>15} {'target':>7}")
+    for k, (med, lo, hi, secs) in result.items():
+        goal = (target or {}).get(k)
+        mark = "" if goal is None else f"≤{goal:g}x" + (" ok" if med <= goal else " MISS")
+        print(f"  {k:44} {secs / n_ops * 1e6:9.3f} {med:6.2f}x {lo:6.2f}–{hi:5.2f}x {mark:>7}")
+
+
+def session_run(g, x, y, value, **kw):
+    sess = pfd.Session(graph=g, **kw)
+    feed = {x: value}
+    return lambda: sess.run(y, feed)
+
+
+def case_py_function(rounds: int) -> None:
+    n = 50
+    value = np.ones(BIG, np.float32)
+    base = session_run(*chain(n, "numpy_function"), value)
+    cases = {"py_function, body np.asarray(x) + 1": session_run(
+                 *chain(n, "py_function", body=py_asarray_body), value),
+             "py_function, body x + 1 (eager op)": session_run(*chain(n, "py_function"), value),
+             "py_function, body x.numpy() + 1 (a copy)": session_run(
+                 *chain(n, "py_function", body=py_numpy_body), value)}
+    show(f"py_function vs numpy_function, chain of {n} on 1000x1000 float32 (base = "
+         f"numpy_function)", ratios(base, cases, rounds, 3), n,
+         {k: 1.3 for k in list(cases)[:2]})
+
+
+RUNS = 5  # runs per subscription: a trace is opened once for several runs, as in use
+
+
+def _runs(run):
+    def fn():
+        for _ in range(RUNS):
+            run()
+    return fn
+
+
+def _subscribed(run, capture):
+    def fn():
+        with pfd.events.subscribe(lambda e: None, capture=capture):
+            for _ in range(RUNS):
+                run()
+    return fn
+
+
+def _traced(run, **kw):
+    def fn():
+        with pfd.trace(**kw):
+            for _ in range(RUNS):
+                run()
+    return fn
+
+
+def case_tracing(rounds: int, tmp: str) -> None:
+    n = 1000
+    run = session_run(*chain(n), np.float32(1.0))
+    path = os.path.join(tmp, "x.jsonl")
+    cases = {"subscribe(cb, capture='none')": _subscribed(run, "none"),
+             "subscribe(cb, capture='summary')": _subscribed(run, "summary"),
+             "trace(capture='summary')": _traced(run, capture="summary"),
+             "trace(path='x.jsonl')": _traced(run, path=path)}
+    show(f"tracing the scalar chain of {n} py_func, {RUNS} runs per trace (base = no subscriber)",
+         ratios(_runs(run), cases, rounds, 3), n * RUNS,
+         {"subscribe(cb, capture='none')": 5, "subscribe(cb, capture='summary')": 10,
+          "trace(capture='summary')": 10, "trace(path='x.jsonl')": 15})
+    n = 50
+    big = session_run(*chain(n), np.ones(BIG, np.float32))
+    cases = {"trace(capture='summary')": _traced(big, capture="summary")}
+    show(f"tracing the 4 MB chain of {n} py_func, {RUNS} runs per trace (base = no subscriber)",
+         ratios(_runs(big), cases, rounds, 2), n * RUNS, {"trace(capture='summary')": 1.5})
+
+
+def case_breakpoints(rounds: int) -> None:
+    n = 1000
+    g, x, y = chain(n)
+    run = session_run(g, x, y, np.float32(1.0))
+
+    def debugged(**bp):
+        dbg = pfd.debug.Debugger(on_pause=lambda p: "continue")
+        dbg.break_on(**bp)
+
+        def fn():
+            with dbg:
+                run()
+        return fn
+    cases = {"when='np.any(outputs[0] > 1e9)'": debugged(when="np.any(outputs[0] > 1e9)"),
+             "when='np.any(inputs[0] < -1)'": debugged(when="np.any(inputs[0] < -1)"),
+             "when='has_inf_or_nan'": debugged(when="has_inf_or_nan"),
+             "when='nan_producer'": debugged(when="nan_producer"),
+             "op='PyFunc_9*', when=outputs expression": debugged(
+                 op="PyFunc_9*", when="np.any(outputs[0] > 1e9)"),
+             "op='no-such-op' (name only)": debugged(op="no-such-op")}
+    show(f"breakpoints that never fire, scalar chain of {n} py_func (base = no debugger)",
+         ratios(run, cases, rounds, 5), n, {k: 2 for k in cases})
+
+
+def wide(branches: int, size: int):
+    g = pfd.Graph()
+    with g.as_default():
+        x = pfd.compat.v1.placeholder(pfd.float64)
+        outs = [pfd.numpy_function(lambda a, k=k: np.sqrt(a * (k + 1)).sum(), [x], pfd.float64)
+                for k in range(branches)]
+        total = outs[0]
+        for o in outs[1:]:
+            total = total + o
+    return g, x, total
+
+
+def case_threads(rounds: int) -> None:
+    n = 1000
+    g, x, y = chain(n)
+    seq = session_run(g, x, y, np.float32(1.0))
+    show(f"inter_op_threads=2 on a chain of {n} py_func (base = default session)",
+         ratios(seq, {"Session(inter_op_threads=2)": session_run(
+             g, x, y, np.float32(1.0), inter_op_threads=2)}, rounds, 5), n,
+         {"Session(inter_op_threads=2)": 1.2})
+    for branches, size in ((8, 2_000_000), (1000, 1000)):
+        g, x, y = wide(branches, size)
+        value = np.random.default_rng(0).random(size)
+        seq = session_run(g, x, y, value, inter_op_threads=1)
+        cases = {"default Session()": session_run(g, x, y, value),
+                 "Session(inter_op_threads=2)": session_run(g, x, y, value, inter_op_threads=2)}
+        show(f"wide graph: {branches} numpy_function branches of sqrt(a*k).sum() on "
+             f"{size:,} float64 (base = inter_op_threads=1)",
+             ratios(seq, cases, rounds, 3), branches)
+
+
+def _scale_child(n: int) -> dict:
+    import gc
+    gc.collect()
+    t0 = time.perf_counter()
+    g, x, y = chain(n)
+    build = time.perf_counter() - t0
+    sess = pfd.Session(graph=g)
+    feed = {x: np.float32(1.0)}
+    gc.collect()
+    rss0 = _rss()
+    t0 = time.perf_counter()
+    plan = sess._plan_for(y, feed)
+    compile_s = time.perf_counter() - t0
+    gc.collect()
+    plan_bytes = _rss() - rss0
+    t0 = time.perf_counter()
+    sess.run(y, feed)
+    first = time.perf_counter() - t0
+    steady = best(lambda: sess.run(y, feed), 3)
+    assert plan is sess._plan_for(y, feed)
+    del plan
+    sess._plans.clear()
+    traced = 0
+    if n <= 100_000:  # the same compile again, its Python allocations counted
+        import tracemalloc
+        gc.collect()
+        tracemalloc.start()
+        before = tracemalloc.get_traced_memory()[0]
+        plan = sess._plan_for(y, feed)
+        traced = tracemalloc.get_traced_memory()[0] - before
+        tracemalloc.stop()
+    return {"n": n, "build": build / n, "compile": compile_s / n, "first_run": first / n,
+            "steady": steady / n, "plan_bytes": plan_bytes / n, "plan_traced": traced / n,
+            "peak_rss": _peak_rss()}
+
+
+def _peak_rss() -> int:
+    """This process's peak RSS (VmHWM; ``ru_maxrss`` would count the parent it forked from)."""
+    with open("/proc/self/status") as f:
+        for line in f:
+            if line.startswith("VmHWM:"):
+                return int(line.split()[1]) * 1024
+    return 0
+
+
+def _rss() -> int:
+    with open("/proc/self/statm") as f:
+        return int(f.read().split()[1]) * os.sysconf("SC_PAGE_SIZE")
+
+
+def case_scale(scale_max: int, rounds: int) -> None:
+    sizes = [s for s in (1000, 10_000, 100_000, 1_000_000) if s <= scale_max]
+    rows = {}
+    for n in sizes:
+        reps = [json.loads(subprocess.run(
+            [sys.executable, __file__, "--scale-child", str(n)], check=True,
+            capture_output=True, text=True).stdout) for _ in range(3 if n < 1_000_000 else 1)]
+        rows[n] = {k: statistics.median(r[k] for r in reps) for k in reps[0]}
+        rows[n]["spread_build"] = (min(r["build"] for r in reps), max(r["build"] for r in reps))
+        rows[n]["reps"] = len(reps)
+    base = rows[sizes[0]]
+    print(f"\nscaling: chains of py_func, each size in a fresh process (ratio = per-op value / "
+          f"its value at {sizes[0]:,} ops; targets ≤1.5x for build and compile, ≤1 KiB plan/op)"
+          f"\n  plan B/op: RSS growth over the compile; traced: its Python allocations "
+          f"(tracemalloc, up to 100k ops); peak RSS of the whole process")
+    print(f"  {'ops':>9} {'reps':>4} {'build µs/node':>14} {'compile µs/op':>14} "
+          f"{'1st run µs/op':>14} {'steady µs/op':>13} {'plan B/op':>10} {'traced':>7} {'peak RSS':>9}")
+    for n, r in rows.items():
+        print(f"  {n:9,} {r['reps']:4} {r['build'] * 1e6:7.2f} ({r['build'] / base['build']:4.2f}x)"
+              f" {r['compile'] * 1e6:7.2f} ({r['compile'] / base['compile']:4.2f}x)"
+              f" {r['first_run'] * 1e6:7.2f} ({r['first_run'] / base['first_run']:4.2f}x)"
+              f" {r['steady'] * 1e6:6.2f} ({r['steady'] / base['steady']:4.2f}x)"
+              f" {r['plan_bytes']:10.0f} {r['plan_traced']:7.0f} {r['peak_rss'] / 2**20:7.0f} MiB")
+
+
+def machine() -> str:
+    import numpy
+    cpu = "?"
+    with contextlib.suppress(OSError), open("/proc/cpuinfo") as f:
+        cpu = next((line.split(":", 1)[1].strip() for line in f if line.startswith("model name")), "?")
+    return (f"{os.cpu_count()} cores ({cpu}), {platform.machine()}, Python "
+            f"{platform.python_version()}, numpy {numpy.__version__}, load average "
+            f"{', '.join(f'{x:.1f}' for x in os.getloadavg())}, {time.strftime('%Y-%m-%d')}")
+
+
+CASES = ("py_function", "tracing", "breakpoints", "threads", "scale")
+
+
+def main(argv=None) -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--rounds", type=int, default=7)
+    ap.add_argument("--only", nargs="*", choices=CASES, default=list(CASES))
+    ap.add_argument("--scale-max", type=int, default=100_000)
+    ap.add_argument("--scale-child", type=int, help=argparse.SUPPRESS)
+    args = ap.parse_args(argv)
+    if args.scale_child:
+        print(json.dumps(_scale_child(args.scale_child)))
+        return
+    print(f"machine: {machine()}; {args.rounds} rounds per case")
+    with tempfile.TemporaryDirectory() as tmp:
+        for name in args.only:
+            if name == "tracing":
+                case_tracing(args.rounds, tmp)
+            elif name == "scale":
+                case_scale(args.scale_max, args.rounds)
+            else:
+                globals()[f"case_{name}"](args.rounds)
+
+
+if __name__ == "__main__":
+    main()
