@@ -1,0 +1,66 @@
+"""The Dask task: run one segment of steps in a worker with the engine's own loops.
+
+It returns plain data: the values later steps need, the events the segment
+made (collected by a subscriber on the worker's bus) and, if an op failed,
+its error as class name, message and traceback text (an ``OpError`` holds
+the op, which does not travel back).
+"""
+from __future__ import annotations
+
+import os
+import threading
+import time
+import traceback
+
+from .. import events as ev
+from ..errors import OpError
+from ..graph.graph import eager_mode
+from ..runtime.loop import RunContext, run_steps
+from ..runtime.observed import run_steps_observed
+from .shipped import rebuild
+
+__all__ = ["run_segment"]
+
+
+def _address() -> str:
+    try:
+        from distributed import get_worker
+        return get_worker().address
+    except (ImportError, ValueError):  # called outside a worker (tests, a local fallback)
+        return f"pid:{os.getpid()}"
+
+
+def run_segment(steps, inputs: dict, outputs: tuple, kind: str, name: str,
+                capture: str | None, capture_bytes: int) -> dict:
+    """Run shipped ``steps`` on ``inputs`` (slot -> value); ``capture=None``: no events."""
+    tuples = [rebuild(s) for s in steps]
+    size = 1 + max([*inputs, *outputs, *(i for s in steps for i in s.in_slots + s.out_slots)],
+                   default=0)
+    vals = [None] * size
+    for slot, v in inputs.items():
+        vals[slot] = v
+    ctx = RunContext(kind, name)
+    me = threading.get_ident()
+    collected: list = []
+    sub = None
+    if capture is not None:  # only this task's thread: the worker may run others at once
+        sub = ev.subscribe(lambda e: collected.append(e) if e.thread == me else None,
+                           capture, capture_bytes)
+    t_start = time.perf_counter_ns()
+    error = None
+    try:
+        with eager_mode():
+            if sub is None:
+                run_steps(tuples, vals, ctx)
+            else:
+                run_steps_observed(zip(tuples, (s.info for s in steps)), vals, ctx)
+    except OpError as e:
+        error = (type(e).__name__, getattr(e.op, "name", ""), e.message,
+                 "".join(traceback.format_exception(e)))
+    finally:
+        if sub is not None:
+            sub.close()
+    return {"values": {} if error else {s: vals[s] for s in outputs}, "events": collected,
+            "error": error, "address": _address(), "pid": os.getpid(), "thread": me,
+            "thread_name": threading.current_thread().name, "t_start": t_start,
+            "t_end": time.perf_counter_ns()}
