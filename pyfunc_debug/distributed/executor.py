@@ -9,6 +9,9 @@ from __future__ import annotations
 
 import dataclasses
 import time
+import uuid
+
+import cloudpickle  # Dask's own way of shipping functions (this module loads with Dask)
 
 from .. import errors
 from .. import events as ev
@@ -95,18 +98,19 @@ class ClusterExecutor:
             for seg in split(plan, n):
                 if seg.worker is None:
                     payload = _sub_plan(plan, seg)
-                else:
-                    payload = [ship(plan.steps[i], info[i]) for i in seg.indices]
+                else:  # pickled once: later runs send the same bytes
+                    payload = (uuid.uuid4().hex, cloudpickle.dumps(
+                        [ship(plan.steps[i], info[i]) for i in seg.indices]))
                 layout.append((seg, payload))
             cached = self._layouts[key] = (plan, layout)
         return cached[1]
 
-    def _run_there(self, plan, seg, shipped, vals, ctx, address) -> None:
+    def _run_there(self, plan, seg, payload, vals, ctx, address) -> None:
         bus = ev._bus
         capture = ev.CAPTURE_LEVELS[bus.capture] if bus.subs else None
         inputs = {s: vals[s] for s in seg.inputs}
         t_submit = _now()
-        future = self.client.submit(run_segment, shipped, inputs, seg.outputs, ctx.kind,
+        future = self.client.submit(run_segment, *payload, inputs, seg.outputs, ctx.kind,
                                     ctx.name, capture, bus.capture_bytes, workers=[address],
                                     allow_other_workers=False, pure=False)
         try:

@@ -7,7 +7,9 @@ the op, which does not travel back).
 """
 from __future__ import annotations
 
+import collections
 import os
+import pickle
 import threading
 import time
 import traceback
@@ -30,10 +32,26 @@ def _address() -> str:
         return f"pid:{os.getpid()}"
 
 
-def run_segment(steps, inputs: dict, outputs: tuple, kind: str, name: str,
+# Segments this worker has unpickled and bound, by token: later runs skip both.
+_bound: collections.OrderedDict = collections.OrderedDict()
+BOUND_SEGMENTS = 256
+
+
+def _steps(token: str, blob: bytes) -> tuple:
+    entry = _bound.get(token)
+    if entry is None:
+        steps = pickle.loads(blob)  # cloudpickle's output, made by the caller's executor
+        entry = _bound[token] = (steps, [rebuild(s) for s in steps])
+        if len(_bound) > BOUND_SEGMENTS:
+            _bound.popitem(last=False)
+    return entry
+
+
+def run_segment(token: str, blob: bytes, inputs: dict, outputs: tuple, kind: str, name: str,
                 capture: str | None, capture_bytes: int) -> dict:
-    """Run shipped ``steps`` on ``inputs`` (slot -> value); ``capture=None``: no events."""
-    tuples = [rebuild(s) for s in steps]
+    """Run the segment ``blob`` (its pickled ``ShippedStep`` list, named ``token``) on
+    ``inputs`` (slot -> value); ``capture=None``: make no events."""
+    steps, tuples = _steps(token, blob)
     size = 1 + max([*inputs, *outputs, *(i for s in steps for i in s.in_slots + s.out_slots)],
                    default=0)
     vals = [None] * size
