@@ -134,6 +134,40 @@ def test_worker_events_are_stamped_and_get_a_process_track_each(client, worker_p
     assert procs[slices["d"]]["os_pid"] == os.getpid()
 
 
+def test_a_breakpoint_on_a_placed_op_pauses_it_on_its_worker(client, worker_pids):
+    from pyfunc_debug.debug import Debugger
+    x, fetches = _pipeline()
+    pauses = []
+
+    def frontend(p):
+        pauses.append((p.op_name, p.when, [np.array(v) for v in p.inputs]))
+        return "continue"
+    dbg = Debugger(on_pause=frontend)
+    dbg.break_on(op="c")
+    dbg.break_on(op="d")
+    with dbg, pfd.Session(cluster=client) as sess, pfd.trace() as tr:
+        out = sess.run(fetches, {x: np.arange(3.0)})
+    local = pfd.Session().run(fetches[0], {x: np.arange(3.0)})
+    np.testing.assert_array_equal(out[0], local)
+    assert int(out[2]) == worker_pids[1]  # c still ran on its worker, after the pause
+    assert [(op, when) for op, when, _ in pauses] == [("c", "before"), ("d", "before")]
+    np.testing.assert_array_equal(pauses[0][2][0], (np.arange(3.0) + 1) * 2)
+    hits = [e.op for e in tr.events if type(e) is pfd.events.BreakpointHit]
+    assert hits == ["c", "d"]
+
+
+def test_abort_at_a_remote_pause_cancels_the_run(client):
+    from pyfunc_debug.debug import Debugger
+    x, fetches = _pipeline()
+    dbg = Debugger(on_pause=lambda p: "abort")
+    dbg.break_on(op="b")
+    with dbg, pfd.Session(cluster=client) as sess:
+        with pytest.raises(pfd.errors.CancelledError, match="aborted from the debugger at op 'b'"):
+            sess.run(fetches[0], {x: np.arange(3.0)})
+        dbg.remove(dbg.breakpoints[0])
+        assert sess.run(fetches[0], {x: np.zeros(3)}).shape == (3,)  # usable afterwards
+
+
 def test_importing_and_a_plain_run_load_no_dask():
     code = ("import sys, pyfunc_debug as pfd\n"
             "with pfd.Graph().as_default() as g:\n    y = pfd.constant(1.0) + 1\n"

@@ -20,6 +20,7 @@ from ..runtime import hooks
 from ..runtime.loop import run_folds, run_steps
 from ..runtime.observed import fold_items, main_items, run_end, run_start, run_steps_observed, \
     step_info
+from .pauses import Channel, attended
 from .placement import split
 from .shipped import ship
 from .task import run_segment
@@ -109,18 +110,28 @@ class ClusterExecutor:
         bus = ev._bus
         capture = ev.CAPTURE_LEVELS[bus.capture] if bus.subs else None
         inputs = {s: vals[s] for s in seg.inputs}
+        attend = attended(plan, seg)
+        channel = Channel(self.client) if attend else None
         t_submit = _now()
         future = self.client.submit(run_segment, *payload, inputs, seg.outputs, ctx.kind,
-                                    ctx.name, capture, bus.capture_bytes, workers=[address],
+                                    ctx.name, capture, bus.capture_bytes, attend,
+                                    channel and channel.name, workers=[address],
                                     allow_other_workers=False, pure=False)
         try:
-            result = self._wait(future, address)
+            result = self._wait(future, address, None if channel is None else
+                                lambda: channel.serve_one(plan, seg, ctx.run_id))
+        except errors.OpError:  # aborted at a pause
+            future.cancel()
+            raise
         except Exception as e:  # the worker died or the task could not run there
             first = plan.steps[seg.indices[0]].op
             names = ", ".join(plan.steps[i].op.name for i in seg.indices)
             raise errors.UnavailableError(
                 None, first, f"Dask worker {address} could not run ops [{names}] (the first: "
                 f"{errors.op_context(first)}): {type(e).__name__}: {e}") from e
+        finally:
+            if channel is not None:
+                channel.close()
         _relay(result, ctx, t_submit, _now())
         if result["error"] is not None:
             err = _remote_error(result["error"], plan, seg)
@@ -129,18 +140,25 @@ class ClusterExecutor:
             vals[s] = v
 
 
-    def _wait(self, future, address: str):
+    def _wait(self, future, address: str, serve_pause):
         """The task's result; an error once its worker has left the cluster.
 
         A task pinned to a worker that died would wait for that worker for ever.
+        ``serve_pause()`` answers a pause of the task's ops, if one is waiting.
         """
         while True:
             try:
-                return future.result(timeout=WORKER_CHECK_S)
+                if serve_pause is None:
+                    return future.result(timeout=WORKER_CHECK_S)
+                if future.done():
+                    return future.result()
+                if serve_pause():
+                    continue
             except TimeoutError:  # what Dask raises too
-                if address not in self.workers():
-                    future.cancel()
-                    raise ConnectionError(f"worker {address} left the cluster") from None
+                pass
+            if address not in self.workers():
+                future.cancel()
+                raise ConnectionError(f"worker {address} left the cluster")
 
 
 def _run_here(plan, seg, sub_plan, vals, ctx, observed) -> None:

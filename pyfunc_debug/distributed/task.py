@@ -15,10 +15,11 @@ import time
 import traceback
 
 from .. import events as ev
-from ..errors import OpError
+from ..errors import CancelledError, OpError
 from ..graph.graph import eager_mode
 from ..runtime.loop import RunContext, run_steps
 from ..runtime.observed import run_steps_observed
+from .pauses import ask
 from .shipped import rebuild
 
 __all__ = ["run_segment"]
@@ -48,9 +49,11 @@ def _steps(token: str, blob: bytes) -> tuple:
 
 
 def run_segment(token: str, blob: bytes, inputs: dict, outputs: tuple, kind: str, name: str,
-                capture: str | None, capture_bytes: int) -> dict:
+                capture: str | None, capture_bytes: int, attend: tuple = (),
+                channel: str | None = None) -> dict:
     """Run the segment ``blob`` (its pickled ``ShippedStep`` list, named ``token``) on
-    ``inputs`` (slot -> value); ``capture=None``: make no events."""
+    ``inputs`` (slot -> value); ``capture=None``: make no events. Steps at positions
+    ``attend`` ask the caller (``pauses.ask`` on ``channel``) before and after running."""
     steps, tuples = _steps(token, blob)
     size = 1 + max([*inputs, *outputs, *(i for s in steps for i in s.in_slots + s.out_slots)],
                    default=0)
@@ -68,7 +71,9 @@ def run_segment(token: str, blob: bytes, inputs: dict, outputs: tuple, kind: str
     error = None
     try:
         with eager_mode():
-            if sub is None:
+            if attend:
+                _run_attended(tuples, steps, vals, ctx, set(attend), channel, sub is not None)
+            elif sub is None:
                 run_steps(tuples, vals, ctx)
             else:
                 run_steps_observed(zip(tuples, (s.info for s in steps)), vals, ctx)
@@ -82,3 +87,20 @@ def run_segment(token: str, blob: bytes, inputs: dict, outputs: tuple, kind: str
             "error": error, "address": _address(), "pid": os.getpid(), "thread": me,
             "thread_name": threading.current_thread().name, "t_start": t_start,
             "t_end": time.perf_counter_ns()}
+
+
+def _run_attended(tuples, steps, vals, ctx, attend: set, channel: str, observed: bool) -> None:
+    """One step at a time; the attended ones wait for the caller's answer around them."""
+    for j, (step, shipped) in enumerate(zip(tuples, steps)):
+        ins = [vals[s] for s in shipped.in_slots] if j in attend else None
+        if ins is not None and ask(channel, "before", j, ins) == "abort":
+            raise CancelledError(None, shipped.op, f"run aborted from the debugger at op "
+                                 f"'{shipped.op.name}' ({shipped.op.type}), before")
+        if observed:
+            run_steps_observed([(step, shipped.info)], vals, ctx)
+        else:
+            run_steps([step], vals, ctx)
+        if ins is not None and ask(channel, "after", j, ins,
+                                   [vals[s] for s in shipped.out_slots]) == "abort":
+            raise CancelledError(None, shipped.op, f"run aborted from the debugger at op "
+                                 f"'{shipped.op.name}' ({shipped.op.type}), after")
