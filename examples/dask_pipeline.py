@@ -12,6 +12,11 @@ process track per worker (open it in https://ui.perfetto.dev). Without a
 scheduler address the script starts a ``LocalCluster`` of two worker
 processes; ``--scheduler tcp://HOST:PORT`` uses yours. Needs the
 ``distributed`` extra (``pip install -e '.[distributed]'``).
+
+A breakpoint on an op placed on a worker pauses it there, answered here
+(the local run pauses first, then the cluster run):
+
+    pyfunc-debug run --break features --console examples/dask_pipeline.py
 """
 import argparse
 import os

@@ -12,7 +12,11 @@ __all__ = ["cluster_executor"]
 
 def cluster_executor(cluster):
     """The executor of a ``Session(cluster=...)`` (a ``dask.distributed.Client`` or address)."""
-    from .executor import ClusterExecutor
+    try:
+        from .executor import ClusterExecutor
+    except ImportError as e:
+        raise ImportError(f"Session(cluster=...) needs Dask: pip install "
+                          f"'pyfunc-debug[distributed]' ({e})") from e
     return ClusterExecutor(cluster)
 
 

@@ -3,7 +3,9 @@
 Segments run one after another in plan order (each waits for the values it
 reads). A remote segment is one ``client.submit`` of ``task.run_segment``
 pinned to its worker; its events come back with the results and are emitted
-on this process's bus, stamped with the worker (``events.origin``).
+on this process's bus, stamped with the worker (``events.origin``). While it
+runs, pauses of its ops that a debugger here asked for are answered
+(``pauses.py``).
 """
 from __future__ import annotations
 
@@ -21,7 +23,7 @@ from ..runtime.loop import run_folds, run_steps
 from ..runtime.observed import fold_items, main_items, run_end, run_start, run_steps_observed, \
     step_info
 from .pauses import Channel, attended
-from .placement import split
+from .placement import split, task_of
 from .shipped import ship
 from .task import run_segment
 
@@ -69,6 +71,8 @@ class ClusterExecutor:
         for (slot, _), v in zip(plan.feed_slots, feed_values):
             vals[slot] = v
         workers = self.workers()
+        if not workers:
+            _no_workers(plan)
         layout = self._layout(plan, len(workers))
         observed = bool(ev._bus.subs) and hooks.runner is None  # a debugger emits its own
         t0 = run_start(plan, ctx) if observed else None
@@ -159,6 +163,14 @@ class ClusterExecutor:
             if address not in self.workers():
                 future.cancel()
                 raise ConnectionError(f"worker {address} left the cluster")
+
+
+def _no_workers(plan) -> None:
+    placed = [s.op for s in plan.steps if task_of(s.op.device) is not None]
+    if placed:
+        raise errors.UnavailableError(
+            None, placed[0], f"the Dask cluster has no workers to run "
+            f"{errors.op_context(placed[0])} (placed on '{placed[0].device}')")
 
 
 def _run_here(plan, seg, sub_plan, vals, ctx, observed) -> None:
