@@ -35,16 +35,20 @@ def _address() -> str:
 
 # Segments this worker has unpickled and bound, by token: later runs skip both.
 _bound: collections.OrderedDict = collections.OrderedDict()
+_bound_lock = threading.Lock()  # a worker may run several tasks at once
 BOUND_SEGMENTS = 256
 
 
 def _steps(token: str, blob: bytes) -> tuple:
-    entry = _bound.get(token)
+    with _bound_lock:
+        entry = _bound.get(token)
     if entry is None:
         steps = pickle.loads(blob)  # cloudpickle's output, made by the caller's executor
-        entry = _bound[token] = (steps, [rebuild(s) for s in steps])
-        if len(_bound) > BOUND_SEGMENTS:
-            _bound.popitem(last=False)
+        entry = (steps, [rebuild(s) for s in steps])
+        with _bound_lock:
+            _bound[token] = entry
+            if len(_bound) > BOUND_SEGMENTS:
+                _bound.popitem(last=False)
     return entry
 
 
