@@ -31,6 +31,7 @@ from .runtime.session import Session
 from .runtime.function import function
 from .serialize import import_graph_def
 from . import compat, contrib, debug, events, math, nn
+from . import distributed as _distributed  # noqa: F401  (registers Session(cluster=...))
 from .trace.recorder import trace
 from .trace.jsonl import load_trace
 from .trace.diff import diff_traces

@@ -9,7 +9,7 @@ from __future__ import annotations
 __all__ = [
     "OpError", "CancelledError", "UnknownError", "InvalidArgumentError",
     "NotFoundError", "OutOfRangeError", "UnimplementedError",
-    "ResourceExhaustedError", "InternalError", "FailedPreconditionError",
+    "ResourceExhaustedError", "InternalError", "UnavailableError", "FailedPreconditionError",
     "OperatorNotAllowedInGraphError", "error_for_exception", "op_context",
 ]
 
@@ -69,6 +69,12 @@ class OutOfRangeError(OpError):
 
 class UnimplementedError(OpError):
     error_code = 12
+
+
+class UnavailableError(OpError):
+    """The service that should run the op is gone (e.g. a Dask worker died)."""
+
+    error_code = 14
 
 
 class InternalError(OpError):

@@ -9,6 +9,10 @@ Events are small immutable records (named tuples of plain data). Every one has
 thread. A callback that raises is reported once — a ``Warning`` event to the
 other subscribers and a ``warnings.warn`` — and the run goes on. With no
 subscriber the executor takes its fast path and makes no events at all.
+
+Events that ran in another process (a Dask worker, SPEC §8) are re-emitted
+here with a ``thread`` that ``remote_thread`` made: a negative number, and
+``origin(event.thread)`` names the process (address, pid, thread name).
 """
 from __future__ import annotations
 
@@ -21,7 +25,7 @@ from .trace.summary import ValueSummary
 
 __all__ = ["RunStart", "OpStart", "OpEnd", "OpError", "RunEnd", "BreakpointHit", "Warning",
            "ValueSummary", "subscribe", "Subscription", "EVENT_TYPES", "CAPTURE_LEVELS",
-           "listening", "emit", "next_seq"]
+           "listening", "emit", "next_seq", "Origin", "origin", "remote_thread"]
 
 CAPTURE_LEVELS = ("none", "summary", "full")
 _seq = itertools.count(1)
@@ -130,6 +134,40 @@ class Warning(NamedTuple):  # noqa: A001 - the SPEC's event name
     def category(self) -> str:
         """The name ``kind`` had before (kept for old code)."""
         return self.kind
+
+
+class Origin(NamedTuple):
+    """The process an event ran in, when that is not this one."""
+
+    address: str              # e.g. the Dask worker's "tcp://127.0.0.1:40211"
+    pid: int
+    thread_name: str
+
+    @property
+    def label(self) -> str:
+        return f"worker {self.address} pid {self.pid}"
+
+
+# Remote threads get idents no local thread has (negative), so events stay plain records.
+_origins: dict[int, Origin] = {}
+_remote_idents: dict[tuple, int] = {}
+_origins_lock = threading.Lock()
+
+
+def remote_thread(address: str, pid: int, ident: int, name: str) -> int:
+    """The ``thread`` to give events re-emitted from thread ``ident`` of process ``pid``."""
+    key = (address, pid, ident)
+    with _origins_lock:
+        t = _remote_idents.get(key)
+        if t is None:
+            t = _remote_idents[key] = -(len(_remote_idents) + 1)
+            _origins[t] = Origin(address, pid, name)
+        return t
+
+
+def origin(thread: int) -> Origin | None:
+    """Where events with this ``thread`` ran; ``None`` for this process's threads."""
+    return _origins.get(thread) if thread < 0 else None
 
 
 EVENT_TYPES = {cls.__name__: cls for cls in

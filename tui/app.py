@@ -430,10 +430,11 @@ def _returned(pause):
     return getattr(error, "returned", None) if error is not None else None
 
 
-def _relative(path: str) -> str:
+def _relative(source: str) -> str:
+    path, sep, where = source.partition(" (on ")  # "(on worker ADDRESS pid N)": a remote op
     file, _, line = path.rpartition(":")
     try:
         rel = os.path.relpath(file)
     except ValueError:
-        return path
-    return f"{rel}:{line}" if not rel.startswith("..") else path
+        return source
+    return (f"{rel}:{line}" if not rel.startswith("..") else path) + sep + where

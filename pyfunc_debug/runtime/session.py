@@ -13,6 +13,7 @@ from ..graph.defaults import get_default_session, pop_session, push_session
 from ..graph.graph import building, get_default_graph, pin_eager
 from ..graph.tensor import SymbolicTensor
 from ..nest import pack_sequence_as
+from . import hooks
 from .executor import RunContext, execute
 from .feeds import convert_feed, feed_tensor
 from .fetches import resolve_fetches
@@ -29,9 +30,14 @@ class Session:
     runs on helper threads (TF#16); any other run stays in the calling thread.
     ``inter_op_threads=1`` runs everything in the calling thread, one op at a
     time (a blocking put/get pair then waits for ever, unlike TF).
+
+    ``cluster=`` (a ``dask.distributed.Client`` or a scheduler address) runs
+    ops placed with ``device("/job:worker/task:K")`` on the cluster's K-th
+    worker (SPEC §8; needs the ``distributed`` extra).
     """
 
-    def __init__(self, target: str = "", graph=None, config=None, inter_op_threads=None):
+    def __init__(self, target: str = "", graph=None, config=None, inter_op_threads=None,
+                 cluster=None):
         self.graph = graph if graph is not None else get_default_graph()
         self._plans: dict = {}
         self._fold_cache: dict = {}
@@ -42,6 +48,7 @@ class Session:
         self._pool = (ThreadPoolExecutor(inter_op_threads, thread_name_prefix="pfd-inter-op",
                                          initializer=pin_eager)
                       if inter_op_threads and inter_op_threads > 1 else None)
+        self._cluster = None if cluster is None else hooks.cluster(cluster)
 
     # -- context management ---------------------------------------------------
     def __enter__(self):
@@ -69,6 +76,8 @@ class Session:
 
     def close(self) -> None:
         self._closed = True
+        if self._cluster is not None:
+            self._cluster.close()
         if self._pool is not None:
             self._pool.shutdown(wait=False)
 
@@ -85,7 +94,10 @@ class Session:
         plan = self._plan_for(fetches, feed_dict)
         values = [convert_feed(t, v) for (_, t), v in zip(plan.feed_slots, feed_dict.values())]
         ctx = RunContext("session", resources=self._resources)
-        results = execute(plan, values, ctx, self._pool, self._helpers)
+        if self._cluster is not None:
+            results = self._cluster.execute(plan, values, ctx)
+        else:
+            results = execute(plan, values, ctx, self._pool, self._helpers)
         if fetches.__class__ is SymbolicTensor:
             return results[0]
         return pack_sequence_as(fetches, results)

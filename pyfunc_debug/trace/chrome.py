@@ -3,7 +3,9 @@
 One complete ``X`` slice per op execution (µs), one per run enclosing its ops,
 eager ops nested inside their py_function's slice, ``i`` instants for errors,
 breakpoint hits and warnings, ``M`` metadata naming the process and threads,
-and ``s``/``f`` flow events from each producer op to its consumers.
+and ``s``/``f`` flow events from each producer op to its consumers. Events
+that ran in another process (``events.origin`` of their thread: a Dask worker)
+get a process track of their own, one per worker.
 
 Written for Perfetto's JSON importer, which is stricter than chrome://tracing:
 pid/tid are read as uint32 (so threads are numbered 1..N here, their real
@@ -18,7 +20,7 @@ from __future__ import annotations
 import json
 import os
 
-from ..events import BreakpointHit, OpEnd, OpError, OpStart, RunEnd, RunStart, Warning
+from ..events import BreakpointHit, OpEnd, OpError, OpStart, RunEnd, RunStart, Warning, origin
 from .bulk import paused_gc
 
 __all__ = ["to_chrome", "write_chrome"]
@@ -59,10 +61,13 @@ def _op_args(e, start: OpStart | None) -> dict:
 class _Builder:
     """One pass over the events: slices from per-thread stacks, then flows."""
 
-    def __init__(self, t0: int, pid: int):
+    def __init__(self, t0: int, pid: int, origin_of=origin):
         self.t0 = t0
         self.pid = pid
+        self.origin_of = origin_of
         self.tids: dict[int, int] = {}      # thread ident -> 1..N, in order of appearance
+        self.pids: dict[int, int] = {}      # tid -> its process track (``pid`` for this one)
+        self.processes: dict = {}           # (address, pid) of a remote process -> its track
         self.stacks: dict[int, list] = {}
         self.out: list = []
         self.anchors: dict = {}             # (run_id, op) -> (flow timestamp ns, tid)
@@ -74,6 +79,13 @@ class _Builder:
         if t is None:
             t = self.tids[ident] = len(self.tids) + 1
             self.stacks[ident] = []
+            o = self.origin_of(ident)
+            key = None if o is None else (o.address, o.pid)
+            if key is None:
+                self.pids[t] = self.pid
+            else:
+                self.pids[t] = self.processes.setdefault(
+                    key, self.pid + 1 + len(self.processes))
         return t
 
     def push(self, ident, key, start, event) -> None:
@@ -119,7 +131,7 @@ class _Builder:
                 limit = min(entry.child_start or end, end)
                 self.anchors[(e.run_id, e.op)] = (start + (limit - start) // 2, tid)
         self.out.append({"ph": "X", "name": name, "cat": cat, "ts": (start - self.t0) / 1000.0,
-                         "dur": (end - start) / 1000.0, "pid": self.pid, "tid": tid,
+                         "dur": (end - start) / 1000.0, "pid": self.pids[tid], "tid": tid,
                          "args": args})
 
     def orphan(self, ident, e) -> None:
@@ -139,7 +151,7 @@ class _Builder:
             args.update(message=e.message)
         self.out.append({"ph": "i", "s": "t", "name": f"{cls.__name__}: {e.op}",
                          "cat": cls.__name__, "ts": (e.t_ns - self.t0) / 1000.0,
-                         "pid": self.pid, "tid": tid, "args": args})
+                         "pid": self.pids[tid], "tid": tid, "args": args})
 
     def feed(self, events) -> None:
         for e in events:
@@ -189,20 +201,28 @@ class _Builder:
                     continue  # constants and feeds do not run
                 flow_id += 1
                 self.out.append({"ph": "s", "id": flow_id, "name": "dataflow", "cat": "dataflow",
-                                 "ts": (p[0] - self.t0) / 1000.0, "pid": self.pid, "tid": p[1]})
+                                 "ts": (p[0] - self.t0) / 1000.0, "pid": self.pids[p[1]],
+                                 "tid": p[1]})
                 self.out.append({"ph": "f", "bp": "e", "id": flow_id, "name": "dataflow",
                                  "cat": "dataflow", "ts": (consumer[0] - self.t0) / 1000.0,
-                                 "pid": self.pid, "tid": consumer[1]})
+                                 "pid": self.pids[consumer[1]], "tid": consumer[1]})
 
 
 def _metadata(b: _Builder, thread_names, process_name, real_pid) -> list:
     out = [{"ph": "M", "name": "process_name", "pid": b.pid, "tid": 0,
             "args": {"name": process_name, "os_pid": real_pid}}]
+    for (address, os_pid), pid in b.processes.items():
+        out.append({"ph": "M", "name": "process_name", "pid": pid, "tid": 0,
+                    "args": {"name": f"worker {address}", "os_pid": os_pid,
+                             "address": address}})
     for ident, tid in b.tids.items():
-        name = thread_names.get(ident) or ("main" if tid == 1 else f"thread {tid}")
-        out.append({"ph": "M", "name": "thread_name", "pid": b.pid, "tid": tid,
+        o = b.origin_of(ident)
+        name = thread_names.get(ident) or (o.thread_name if o is not None else
+                                           "main" if tid == 1 else f"thread {tid}")
+        pid = b.pids[tid]
+        out.append({"ph": "M", "name": "thread_name", "pid": pid, "tid": tid,
                     "args": {"name": name, "ident": ident}})
-        out.append({"ph": "M", "name": "thread_sort_index", "pid": b.pid, "tid": tid,
+        out.append({"ph": "M", "name": "thread_sort_index", "pid": pid, "tid": tid,
                     "args": {"sort_index": tid}})
     return out
 
@@ -213,11 +233,14 @@ def _start_ns(e) -> int:
 
 
 def to_chrome(events, pid: int = PID, thread_names=None, process_name="pyfunc-debug",
-              real_pid: int | None = None) -> dict:
-    """The Chrome trace object (``{"traceEvents": [...]}``) for ``events``."""
+              real_pid: int | None = None, origin_of=origin) -> dict:
+    """The Chrome trace object (``{"traceEvents": [...]}``) for ``events``.
+
+    ``origin_of(thread)`` names the process a thread belongs to (``None``: this one).
+    """
     events = events if isinstance(events, (list, tuple)) else list(events)
     t0 = min((_start_ns(e) for e in events), default=0)
-    b = _Builder(t0, pid)
+    b = _Builder(t0, pid, origin_of)
     with paused_gc():
         b.feed(events)
         b.finish()

@@ -45,7 +45,9 @@ class Trace:
 
     def _on_event(self, event) -> None:
         if event.thread not in self.thread_names:
-            self.thread_names[event.thread] = threading.current_thread().name
+            o = ev.origin(event.thread)  # a worker's events are re-emitted by our thread
+            self.thread_names[event.thread] = threading.current_thread().name if o is None \
+                else o.thread_name
         if self._writer is None:
             self.events.append(event)  # list.append is atomic: no lock on the hot path
             return

@@ -1,0 +1,192 @@
+"""Ops placed on a Dask cluster (SPEC §8): results, placement, fusion, errors, events."""
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+distributed = pytest.importorskip("dask.distributed")
+
+import pyfunc_debug as pfd  # noqa: E402
+from pyfunc_debug.distributed.executor import RemoteTraceback  # noqa: E402
+
+
+@pytest.fixture(scope="module")
+def client():
+    cluster = distributed.LocalCluster(n_workers=2, processes=True, threads_per_worker=1,
+                                       dashboard_address=None)
+    c = distributed.Client(cluster)
+    yield c
+    c.close()
+    cluster.close()
+
+
+@pytest.fixture(scope="module")
+def worker_pids(client):
+    """Worker pids in ``task:K`` order (addresses sorted)."""
+    pids = client.run(os.getpid)
+    return [pids[a] for a in sorted(pids)]
+
+
+def plus_one_and_pid(x):
+    return (x + 1).astype(np.float64), np.int64(os.getpid())
+
+
+def die(x):
+    os._exit(3)
+
+
+def failing(x):
+    raise ValueError(f"bad value {x[0]}")
+
+
+def _pipeline():
+    x = pfd.placeholder(pfd.float64, [3], name="x")
+    with pfd.device("/job:worker/task:0"):
+        a, pid_a = pfd.numpy_function(plus_one_and_pid, [x], [pfd.float64, pfd.int64], name="a")
+        b = pfd.multiply(a, 2.0, name="b")
+    with pfd.device("/job:worker/task:1"):
+        c, pid_c = pfd.numpy_function(plus_one_and_pid, [b], [pfd.float64, pfd.int64], name="c")
+    d, pid_d = pfd.numpy_function(plus_one_and_pid, [c], [pfd.float64, pfd.int64], name="d")
+    return x, [d, pid_a, pid_c, pid_d]
+
+
+def test_results_equal_a_local_run_and_ops_run_where_placed(client, worker_pids):
+    x, fetches = _pipeline()
+    feed = {x: np.arange(3.0)}
+    local = pfd.Session().run(fetches, feed)
+    with pfd.Session(cluster=client) as sess:
+        out = sess.run(fetches, feed)
+    np.testing.assert_array_equal(out[0], local[0])
+    assert [int(p) for p in out[1:]] == [worker_pids[0], worker_pids[1], os.getpid()]
+
+
+def test_a_scheduler_address_works_too(client):
+    x, fetches = _pipeline()
+    with pfd.Session(cluster=client.scheduler.address) as sess:
+        out = sess.run(fetches[0], {x: np.ones(3)})
+    np.testing.assert_array_equal(out, ((np.ones(3) + 1) * 2 + 1) + 1)
+
+
+def test_consecutive_ops_on_one_worker_run_as_one_task(client, worker_pids, monkeypatch):
+    x = pfd.placeholder(pfd.float64, [3])
+    with pfd.device("/job:worker/task:0"):
+        y = x
+        for _ in range(4):
+            y, _pid = pfd.numpy_function(plus_one_and_pid, [y], [pfd.float64, pfd.int64])
+    with pfd.device("/job:worker/task:3"):  # 3 % 2: the second worker
+        z, pid_z = pfd.numpy_function(plus_one_and_pid, [y], [pfd.float64, pfd.int64])
+    out = pfd.add(z, 1.0)
+    submits = []
+    real = client.submit
+    monkeypatch.setattr(client, "submit", lambda *a, **k: submits.append(k["workers"]) or
+                        real(*a, **k))
+    with pfd.Session(cluster=client) as sess:
+        value, pid = sess.run([out, pid_z], {x: np.zeros(3)})
+    np.testing.assert_array_equal(value, np.full(3, 6.0))
+    assert int(pid) == worker_pids[1]
+    assert len(submits) == 2 and submits[0] != submits[1]
+
+
+def test_a_worker_error_arrives_as_the_local_error(client):
+    x = pfd.placeholder(pfd.float64, [1])
+    with pfd.device("/job:worker/task:1"):
+        y = pfd.numpy_function(failing, [x], pfd.float64, name="boom")
+    feed = {x: np.array([7.0])}
+    with pytest.raises(pfd.errors.OpError) as local:
+        pfd.Session().run(y, feed)
+    with pfd.Session(cluster=client) as sess, pytest.raises(pfd.errors.OpError) as remote:
+        sess.run(y, feed)
+    assert type(remote.value) is type(local.value) is pfd.errors.InvalidArgumentError
+    assert remote.value.message == local.value.message
+    assert "node 'boom'" in remote.value.message and remote.value.op is y.op
+    assert isinstance(remote.value.__cause__, RemoteTraceback)
+    assert "ValueError: bad value 7.0" in remote.value.remote_traceback
+    assert "in failing" in remote.value.remote_traceback
+
+
+def test_worker_events_are_stamped_and_get_a_process_track_each(client, worker_pids, tmp_path):
+    x, fetches = _pipeline()
+    path = tmp_path / "run.json"
+    with pfd.Session(cluster=client) as sess, pfd.trace(path) as tr:
+        sess.run(fetches, {x: np.arange(3.0)})
+    ends = {e.op: e for e in tr.events if type(e) is pfd.events.OpEnd}
+    assert set(ends) >= {"a", "b", "c", "d"}
+    where = {op: pfd.events.origin(e.thread) for op, e in ends.items()}
+    assert where["a"].pid == where["b"].pid == worker_pids[0]
+    assert where["c"].pid == worker_pids[1] and where["c"].address.startswith("tcp://")
+    assert where["d"] is None
+    starts = {e.op: e for e in tr.events if type(e) is pfd.events.OpStart}
+    assert starts["c"].source.endswith(f"(on worker {where['c'].address} pid {worker_pids[1]})")
+    assert ends["a"].outputs[0].shape == (3,)  # summaries travel with the events
+    run_ids = {e.run_id for e in tr.events}
+    assert len(run_ids) == 1
+    chrome = json.loads(path.read_text())["traceEvents"]
+    procs = {e["pid"]: e["args"] for e in chrome if e["name"] == "process_name"}
+    assert sorted(a["os_pid"] for a in procs.values()) == sorted([os.getpid(), *worker_pids])
+    slices = {e["name"]: e["pid"] for e in chrome if e["ph"] == "X" and e["cat"] == "op"}
+    assert procs[slices["a"]]["os_pid"] == worker_pids[0]
+    assert procs[slices["c"]]["os_pid"] == worker_pids[1]
+    assert procs[slices["d"]]["os_pid"] == os.getpid()
+
+
+def test_a_breakpoint_on_a_placed_op_pauses_it_on_its_worker(client, worker_pids):
+    from pyfunc_debug.debug import Debugger
+    x, fetches = _pipeline()
+    pauses = []
+
+    def frontend(p):
+        pauses.append((p.op_name, p.when, [np.array(v) for v in p.inputs]))
+        return "continue"
+    dbg = Debugger(on_pause=frontend)
+    dbg.break_on(op="c")
+    dbg.break_on(op="d")
+    with dbg, pfd.Session(cluster=client) as sess, pfd.trace() as tr:
+        out = sess.run(fetches, {x: np.arange(3.0)})
+    local = pfd.Session().run(fetches[0], {x: np.arange(3.0)})
+    np.testing.assert_array_equal(out[0], local)
+    assert int(out[2]) == worker_pids[1]  # c still ran on its worker, after the pause
+    assert [(op, when) for op, when, _ in pauses] == [("c", "before"), ("d", "before")]
+    np.testing.assert_array_equal(pauses[0][2][0], (np.arange(3.0) + 1) * 2)
+    hits = [e.op for e in tr.events if type(e) is pfd.events.BreakpointHit]
+    assert hits == ["c", "d"]
+
+
+def test_abort_at_a_remote_pause_cancels_the_run(client):
+    from pyfunc_debug.debug import Debugger
+    x, fetches = _pipeline()
+    dbg = Debugger(on_pause=lambda p: "abort")
+    dbg.break_on(op="b")
+    with dbg, pfd.Session(cluster=client) as sess:
+        with pytest.raises(pfd.errors.CancelledError, match="aborted from the debugger at op 'b'"):
+            sess.run(fetches[0], {x: np.arange(3.0)})
+        dbg.remove(dbg.breakpoints[0])
+        assert sess.run(fetches[0], {x: np.zeros(3)}).shape == (3,)  # usable afterwards
+
+
+def test_importing_and_a_plain_run_load_no_dask():
+    code = ("import sys, pyfunc_debug as pfd\n"
+            "with pfd.Graph().as_default() as g:\n    y = pfd.constant(1.0) + 1\n"
+            "pfd.Session(graph=g).run(y)\n"
+            "bad = [m for m in sys.modules if m.split('.')[0] in ('dask', 'distributed')]; "
+            "print(bad); sys.exit(1 if bad else 0)")
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert result.returncode == 0, result.stdout + result.stderr
+
+
+def test_a_worker_killed_mid_run_gives_a_clear_error_and_the_session_goes_on(client):
+    # last in the module: the cluster's nanny replaces the killed worker
+    x = pfd.placeholder(pfd.float64, [1])
+    with pfd.device("/job:worker/task:0"):
+        dead = pfd.numpy_function(die, [x], pfd.float64, name="dies")
+    with pfd.device("/job:worker/task:1"):
+        fine, _pid = pfd.numpy_function(plus_one_and_pid, [x], [pfd.float64, pfd.int64])
+    with pfd.Session(cluster=client) as sess:
+        with pytest.raises(pfd.errors.UnavailableError, match=r"Dask worker tcp://\S+ could "
+                           r"not run ops \[dies\]"):
+            sess.run(dead, {x: np.ones(1)})
+        np.testing.assert_array_equal(sess.run(fine, {x: np.ones(1)}), [2.0])
