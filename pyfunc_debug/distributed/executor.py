@@ -187,7 +187,7 @@ def _sub_plan(plan, seg):
     steps = [plan.steps[i] for i in seg.indices]
     return dataclasses.replace(
         plan, steps=steps, fast_steps=tuple(plan.fast_steps[i] for i in seg.indices),
-        parallel_steps=tuple(plan.parallel_steps[i] for i in seg.indices), fold_steps=[],
+        fold_steps=[],  # parallel_steps follow from steps (a cached property)
         folds_done=True, concurrent=False, blocking=tuple(plan.blocking[i] for i in seg.indices),
         overlap_schedule=None, event_info=None)
 
