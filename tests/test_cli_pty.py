@@ -13,7 +13,7 @@ import pytest
 
 pexpect = pytest.importorskip("pexpect")
 
-from test_tui_e2e import ANSI, ROOT, Screen  # noqa: E402
+from test_tui_e2e import ANSI, Screen  # noqa: E402
 
 SCRIPTS = {
     "exit3.py": """

@@ -1,7 +1,6 @@
 """``pfd.diff_traces`` and ``pyfunc-debug diff``: the first op where two runs part (SPEC §9)."""
 from __future__ import annotations
 
-import os
 import subprocess
 import sys
 import textwrap

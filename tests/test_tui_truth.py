@@ -14,11 +14,10 @@ import io
 import numpy as np
 import pytest
 from textual.command import DiscoveryHit
-from textual.widgets import DataTable, Static
+from textual.widgets import DataTable
 from textual.widgets._footer import FooterKey
 
 import pyfunc_debug as pfd
-from pyfunc_debug import events as ev
 from pyfunc_debug.errors import OpError
 from tui.commands import DebugCommands
 from tui.widgets.event_log import EventLog

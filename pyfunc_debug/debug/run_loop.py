@@ -24,7 +24,7 @@ from ..runtime.loop import PASS_THROUGH as _PASS_THROUGH, annotate_error, run_fo
 from ..runtime.diagnose import after_op
 from ..runtime.modified import inputs_after, report_modified
 from ..runtime.parallel import run_parallel
-from ..runtime.observed import (fold_items, main_items, report_interrupt, run_end, run_start,
+from ..runtime.observed import (fold_items, main_items, report_interrupt, run_span,
                                 run_steps_observed, step_info)
 from ..trace.summary import summarize
 from .external import finished, starting
@@ -37,8 +37,7 @@ BLOCK = 64  # unwatched steps run in blocks this long, so interrupt() takes effe
 
 def run_debugged(plan, vals, ctx, pool, dbgs) -> None:
     observed = bool(ev._bus.subs)
-    t0 = run_start(plan, ctx) if observed else None
-    try:
+    with run_span(plan, ctx, observed):
         if plan.fold_steps and not plan.folds_done:
             _run_folds(plan, vals, ctx, lambda: _run_folds_debugged(plan, vals, ctx, dbgs,
                                                                     observed))
@@ -77,12 +76,6 @@ def run_debugged(plan, vals, ctx, pool, dbgs) -> None:
         except OpError as err:
             _pause_at_error(err, plan, vals, dbgs, ctx)
             raise
-    except BaseException as e:
-        if observed:
-            run_end(ctx, t0, e)
-        raise
-    if observed:
-        run_end(ctx, t0)
 
 
 def _run_folds_debugged(plan, vals, ctx, dbgs, observed) -> None:

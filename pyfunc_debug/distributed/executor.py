@@ -20,7 +20,7 @@ from .. import events as ev
 from ..graph.graph import eager_mode
 from ..runtime import hooks
 from ..runtime.loop import run_folds, run_steps
-from ..runtime.observed import fold_items, main_items, run_end, run_start, run_steps_observed, \
+from ..runtime.observed import fold_items, main_items, run_span, run_steps_observed, \
     step_info
 from .pauses import Channel, attended
 from .placement import split, task_of
@@ -75,23 +75,15 @@ class ClusterExecutor:
             _no_workers(plan)
         layout = self._layout(plan, len(workers))
         observed = bool(ev._bus.subs) and hooks.runner is None  # a debugger emits its own
-        t0 = run_start(plan, ctx) if observed else None
-        try:
-            with eager_mode():
-                if plan.fold_steps and not plan.folds_done:
-                    run_folds(plan, vals, ctx, (lambda: run_steps_observed(
-                        fold_items(plan), vals, ctx)) if observed else None)
-                for seg, payload in layout:
-                    if seg.worker is None:
-                        _run_here(plan, seg, payload, vals, ctx, observed)
-                    else:
-                        self._run_there(plan, seg, payload, vals, ctx, workers[seg.worker])
-        except BaseException as e:
-            if observed:
-                run_end(ctx, t0, e)
-            raise
-        if observed:
-            run_end(ctx, t0)
+        with run_span(plan, ctx, observed), eager_mode():
+            if plan.fold_steps and not plan.folds_done:
+                run_folds(plan, vals, ctx, (lambda: run_steps_observed(
+                    fold_items(plan), vals, ctx)) if observed else None)
+            for seg, payload in layout:
+                if seg.worker is None:
+                    _run_here(plan, seg, payload, vals, ctx, observed)
+                else:
+                    self._run_there(plan, seg, payload, vals, ctx, workers[seg.worker])
         return [None if s is None else vals[s] for s in plan.fetch_slots]
 
     def _layout(self, plan, n: int) -> list:

@@ -17,9 +17,9 @@ from ..dtypes import as_dtype, scalar_or_array
 from ..eager import tape as tape_mod
 from ..eager.tensor import EagerTensor
 from ..errors import FailedPreconditionError
-from ..graph.graph import building_graph, get_default_graph
+from ..graph.graph import building_graph
 from ..graph.shape import TensorShape
-from ..graph.tensor import SymbolicTensor, TensorBase
+from ..graph.tensor import SymbolicTensor
 from .array_ops import group
 from .convert import as_tensor_in, convert_to_tensor
 from .registry import OpDef, dtype_attr, register

@@ -11,16 +11,15 @@ from __future__ import annotations
 from ..events import _bus
 from ..graph.graph import eager_mode
 from . import hooks
-from .loop import PASS_THROUGH as _PASS_THROUGH, RunContext, annotate_error, new_run_id, run_folds, \
+from .loop import RunContext, annotate_error, new_run_id, run_folds, \
     run_steps
-from .observed import fold_items, main_items, run_end, run_start, run_steps_observed
+from .observed import fold_items, main_items, run_span, run_steps_observed
 from .overlap import run_overlapped
 from .parallel import run_parallel
 from .workers import HELPERS
 
 __all__ = ["RunContext", "execute", "run_steps", "annotate_error", "new_run_id"]
 
-_run_folds = run_folds  # the debugger's run loop imports it by this name
 
 
 def execute(plan, feed_values, ctx, pool=None, helpers: bool = True) -> list:
@@ -52,8 +51,7 @@ def execute(plan, feed_values, ctx, pool=None, helpers: bool = True) -> list:
 
 
 def _execute_observed(plan, vals, ctx, pool) -> None:
-    t0 = run_start(plan, ctx)
-    try:
+    with run_span(plan, ctx):
         if plan.fold_steps and not plan.folds_done:
             run_folds(plan, vals, ctx, lambda: run_steps_observed(fold_items(plan), vals, ctx))
         if pool is None or plan.chain:
@@ -61,7 +59,3 @@ def _execute_observed(plan, vals, ctx, pool) -> None:
         else:
             run_parallel(plan, vals, ctx, pool, lambda i: run_steps_observed(
                 main_items(plan, (i,), frees=False), vals, ctx))
-    except BaseException as e:
-        run_end(ctx, t0, e)
-        raise
-    run_end(ctx, t0)

@@ -6,6 +6,7 @@ inside a ``py_function`` report as children of it (see ``eager.execute``).
 """
 from __future__ import annotations
 
+import contextlib
 import threading
 import time
 
@@ -19,7 +20,7 @@ from .diagnose import WATCHED_TYPES, after_op, note_run
 from .modified import input_marks, inputs_after, report_modified
 
 __all__ = ["step_info", "fold_items", "main_items", "run_steps_observed", "run_start", "run_end",
-           "report_interrupt"]
+           "run_span", "report_interrupt"]
 
 _now = time.perf_counter_ns
 _ndarray = np.ndarray
@@ -66,6 +67,22 @@ def run_start(plan, ctx):
     if plan.folded or plan.aliases or (plan.fold_steps and not plan.folds_done):
         note_run(plan, ctx.run_id)
     return t0
+
+
+@contextlib.contextmanager
+def run_span(plan, ctx, observed: bool = True):
+    """``RunStart`` before the block and ``RunEnd`` after it, with the error that ended it
+    (nothing when not ``observed``): the one bracket every run loop uses."""
+    if not observed:
+        yield
+        return
+    t0 = run_start(plan, ctx)
+    try:
+        yield
+    except BaseException as e:
+        run_end(ctx, t0, e)
+        raise
+    run_end(ctx, t0)
 
 
 def run_end(ctx, t0, error=None) -> None:
