@@ -27,7 +27,7 @@ LAYERS = {
     "eager": BASE | {"graph"},
     "ops": BASE | {"graph", "eager"},
     "runtime": BASE | {"graph", "eager", "ops"},
-    "distributed": BASE | {"graph", "eager", "ops", "runtime", "debug"},
+    "distributed": BASE | {"graph", "eager", "ops", "runtime", "debug", "remote"},
 }
 
 

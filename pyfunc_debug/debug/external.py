@@ -68,13 +68,18 @@ def finished(op: ExternalOp, inputs: list, outputs: list, run_id=None, dbgs=None
         d._check_after(op, op.name, op.type, inputs, outputs, run_id)
 
 
-def failed(op: ExternalOp, inputs: list, error: BaseException, run_id=None, dbgs=None) -> None:
+def failed(op: ExternalOp, inputs: list, error: BaseException, run_id=None, dbgs=None,
+           post_mortem=None) -> None:
     """``op`` raised ``error`` (still being handled, so its traceback holds the raising
-    frame): pause ``on_error``; a post-mortem answer opens pdb there."""
+    frame): pause ``on_error``; a post-mortem answer opens pdb there — or, for an op that
+    ran in another process, calls ``post_mortem(debugger)`` to open it there."""
     for d in attached() if dbgs is None else dbgs:
         if d._check_error(op, op.name, op.type, inputs, error, run_id) == "post_mortem":
             with d.serialized:
-                d.pdb.post_mortem(error)
+                if post_mortem is not None:
+                    post_mortem(d)
+                else:
+                    d.pdb.post_mortem(error)
 
 
 def invoke(stepper, op: ExternalOp, func, args):

@@ -22,8 +22,9 @@ from ..runtime import hooks
 from ..runtime.loop import run_folds, run_steps
 from ..runtime.observed import fold_items, main_items, run_span, run_steps_observed, \
     step_info
-from .pauses import Channel, attended
+from .pauses import Channel, attended, errors_attended
 from .placement import split, task_of
+from .remote_errors import RemoteTraceback, remote_error
 from .shipped import ship
 from .task import run_segment
 
@@ -31,13 +32,6 @@ __all__ = ["ClusterExecutor", "RemoteTraceback"]
 
 _now = time.perf_counter_ns
 WORKER_CHECK_S = 0.5  # how often a wait checks that its worker is still there
-
-
-class RemoteTraceback(Exception):
-    """The traceback text of an error raised in a worker (the ``__cause__`` of its ``OpError``)."""
-
-    def __str__(self) -> str:
-        return "\n\n" + self.args[0]
 
 
 class ClusterExecutor:
@@ -106,16 +100,18 @@ class ClusterExecutor:
         bus = ev._bus
         capture = ev.CAPTURE_LEVELS[bus.capture] if bus.subs else None
         inputs = {s: vals[s] for s in seg.inputs}
-        attend = attended(plan, seg)
-        channel = Channel(self.client) if attend else None
+        steps = attended(plan, seg)
+        on_error = bool(steps) or errors_attended(plan, seg)
+        channel = Channel(self.client, address) if on_error else None
         t_submit = _now()
         future = self.client.submit(run_segment, *payload, inputs, seg.outputs, ctx.kind,
-                                    ctx.name, capture, bus.capture_bytes, attend,
-                                    channel and channel.name, workers=[address],
-                                    allow_other_workers=False, pure=False)
+                                    ctx.name, capture, bus.capture_bytes,
+                                    channel and channel.attend(steps, on_error),
+                                    workers=[address], allow_other_workers=False, pure=False)
+        alive = lambda: not future.done() and address in self.workers()  # noqa: E731
         try:
             result = self._wait(future, address, None if channel is None else
-                                lambda: channel.serve_one(plan, seg, ctx.run_id))
+                                lambda: channel.serve_one(plan, seg, ctx.run_id, alive))
         except errors.OpError:  # aborted at a pause
             future.cancel()
             raise
@@ -125,16 +121,20 @@ class ClusterExecutor:
             raise errors.UnavailableError(
                 None, first, f"Dask worker {address} could not run ops [{names}] (the first: "
                 f"{errors.op_context(first)}): {type(e).__name__}: {e}") from e
+        except BaseException:  # Ctrl+C (maybe in a pdb session relayed from the worker)
+            future.cancel()
+            raise
         finally:
             if channel is not None:
                 channel.close()
         _relay(result, ctx, t_submit, _now())
         if result["error"] is not None:
-            err = _remote_error(result["error"], plan, seg)
-            raise err from RemoteTraceback(err.remote_traceback)
+            err = remote_error(result["error"], plan, seg)
+            if channel is not None:
+                err._pfd_paused = True  # its error pause (if any) was offered already
+            raise err from err.__cause__
         for s, v in result["values"].items():
             vals[s] = v
-
 
     def _wait(self, future, address: str, serve_pause):
         """The task's result; an error once its worker has left the cluster.
@@ -202,14 +202,3 @@ def _relay(result, ctx, t_submit: int, t_back: int) -> None:
         if type(e) in (ev.OpStart, ev.OpError) and e.source:
             e = e._replace(source=e.source + where)
         ev._bus.emit(e)
-
-
-def _remote_error(record, plan, seg) -> errors.OpError:
-    cls_name, op_name, message, tb_text = record
-    cls = getattr(errors, cls_name, None)
-    if not (isinstance(cls, type) and issubclass(cls, errors.OpError)):
-        cls = errors.UnknownError
-    op = next((plan.steps[i].op for i in seg.indices if plan.steps[i].op.name == op_name), None)
-    err = cls(None, op, message)
-    err.remote_traceback = tb_text
-    return err

@@ -7,6 +7,8 @@ registry, as the plan compiler does here.
 """
 from __future__ import annotations
 
+import linecache
+import types
 from dataclasses import dataclass
 
 from ..ops.registry import REGISTRY
@@ -30,7 +32,7 @@ class ShippedOp:
     """The parts of an ``Operation`` a kernel and its error message read."""
 
     __slots__ = ("name", "type", "attrs", "inputs", "outputs", "source", "device",
-                 "control_inputs", "_grad_consumers")
+                 "control_inputs", "_grad_consumers", "code_file")
     graph = None
 
     def __init__(self, op):
@@ -40,6 +42,7 @@ class ShippedOp:
         self.outputs = ()
         self.control_inputs = ()
         self._grad_consumers = ()
+        self.code_file = _by_value_file(op)
 
     @property
     def op_def(self):
@@ -69,9 +72,41 @@ def ship(step, info) -> ShippedStep:
     return ShippedStep(ShippedOp(step.op), step.in_slots, step.out_slots, step.needs_ctx, info)
 
 
+def _by_value_file(op):
+    """(file name, source text) of the op's wrapped function when Dask ships it by value
+    (a function of the script, ``__main__``): cloudpickle names its code's file
+    ``<dynamic-code>``, which tracebacks and pdb in the worker could not show."""
+    func = getattr(op.attrs.get("callback"), "func", None)
+    code = getattr(func, "__code__", None)
+    if code is None or getattr(func, "__module__", None) != "__main__":
+        return None
+    return code.co_filename, "".join(linecache.getlines(code.co_filename)) or None
+
+
+def _renamed(code, filename: str):
+    consts = tuple(_renamed(c, filename) if isinstance(c, types.CodeType) else c
+                   for c in code.co_consts)
+    return code.replace(co_filename=filename, co_consts=consts)
+
+
+def _restore_file(op) -> None:
+    """The wrapped function's code names its file again; its lines are in ``linecache``
+    (unless this host has the file itself)."""
+    func = getattr(op.attrs.get("callback"), "func", None)
+    if op.code_file is None or not isinstance(func, types.FunctionType):
+        return
+    filename, text = op.code_file
+    if func.__code__.co_filename != filename:
+        func.__code__ = _renamed(func.__code__, filename)
+    if text is not None and not linecache.getlines(filename):
+        # no modification time: linecache.checkcache keeps the entry
+        linecache.cache[filename] = (len(text), None, text.splitlines(True), filename)
+
+
 def rebuild(shipped: ShippedStep) -> tuple:
     """The executor's step tuple, with the kernel bound in this process."""
     op = shipped.op
+    _restore_file(op)
     op_def = op.op_def
     kernel = op_def.bind(op) if op_def.bind is not None else op_def.kernel(op.attrs)
     return Step(op, kernel, shipped.in_slots, shipped.out_slots, shipped.needs_ctx).as_tuple()

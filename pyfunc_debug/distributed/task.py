@@ -12,14 +12,15 @@ import os
 import pickle
 import threading
 import time
-import traceback
 
 from .. import events as ev
 from ..errors import CancelledError, OpError
 from ..graph.graph import eager_mode
 from ..runtime.loop import RunContext, run_steps
 from ..runtime.observed import run_steps_observed
-from .pauses import ask
+from ..debug.pdb_bridge import PdbRunner
+from .pauses import Asker, Attend, wraps_function
+from .remote_errors import error_record
 from .shipped import rebuild
 
 __all__ = ["run_segment"]
@@ -53,11 +54,10 @@ def _steps(token: str, blob: bytes) -> tuple:
 
 
 def run_segment(token: str, blob: bytes, inputs: dict, outputs: tuple, kind: str, name: str,
-                capture: str | None, capture_bytes: int, attend: tuple = (),
-                channel: str | None = None) -> dict:
+                capture: str | None, capture_bytes: int, attend: Attend | None = None) -> dict:
     """Run the segment ``blob`` (its pickled ``ShippedStep`` list, named ``token``) on
-    ``inputs`` (slot -> value); ``capture=None``: make no events. Steps at positions
-    ``attend`` ask the caller (``pauses.ask`` on ``channel``) before and after running."""
+    ``inputs`` (slot -> value); ``capture=None``: make no events. With ``attend``, its
+    steps and errors ask the caller first (``pauses.Asker``)."""
     steps, tuples = _steps(token, blob)
     size = 1 + max([*inputs, *outputs, *(i for s in steps for i in s.in_slots + s.out_slots)],
                    default=0)
@@ -71,19 +71,21 @@ def run_segment(token: str, blob: bytes, inputs: dict, outputs: tuple, kind: str
     if capture is not None:  # only this task's thread: the worker may run others at once
         sub = ev.subscribe(lambda e: collected.append(e) if e.thread == me else None,
                            capture, capture_bytes)
+    asker = None if attend is None else Asker(attend, _host(_address()))
     t_start = time.perf_counter_ns()
     error = None
     try:
         with eager_mode():
-            if attend:
-                _run_attended(tuples, steps, vals, ctx, set(attend), channel, sub is not None)
+            if asker is not None and asker.attend.steps:
+                _run_attended(tuples, steps, vals, ctx, asker, sub is not None)
             elif sub is None:
                 run_steps(tuples, vals, ctx)
             else:
                 run_steps_observed(zip(tuples, (s.info for s in steps)), vals, ctx)
     except OpError as e:
-        error = (type(e).__name__, getattr(e.op, "name", ""), e.message,
-                 "".join(traceback.format_exception(e)))
+        if asker is not None and asker.attend.on_error and not isinstance(e, CancelledError):
+            _ask_at_error(asker, steps, vals, e)
+        error = error_record(e, getattr(e, "pfd_aborted_at", None) or "")
     finally:
         if sub is not None:
             sub.close()
@@ -93,18 +95,65 @@ def run_segment(token: str, blob: bytes, inputs: dict, outputs: tuple, kind: str
             "t_end": time.perf_counter_ns()}
 
 
-def _run_attended(tuples, steps, vals, ctx, attend: set, channel: str, observed: bool) -> None:
-    """One step at a time; the attended ones wait for the caller's answer around them."""
+def _host(address: str) -> str:
+    """The host of a worker's address, where its pdb port listens (loopback otherwise)."""
+    try:
+        from distributed.comm import get_address_host
+        host = get_address_host(address)
+    except (ImportError, ValueError):
+        host = ""
+    return host if host and not address.startswith("inproc") else "127.0.0.1"
+
+
+def _ask_at_error(asker, steps, vals, e) -> None:
+    """Before returning ``e``: the caller's error pause; a post-mortem answer opens pdb at
+    the frame that raised (the user's exception is ``e.__cause__``)."""
+    name = getattr(e.op, "name", None)
+    j = next((j for j, s in enumerate(steps) if s.op.name == name), None)
+    if j is None:
+        return
+    inputs = [vals[s] for s in steps[j].in_slots]
+    asker.ask("error", j, inputs, error=error_record(e),
+              pdb=lambda io: PdbRunner(io.stdin, io.stdout).post_mortem(e.__cause__ or e))
+
+
+def _run_attended(tuples, steps, vals, ctx, asker, observed: bool) -> None:
+    """One step at a time; the attended ones wait for the caller's answer around them
+    (all of them once the caller steps)."""
+    attend, step_all = set(asker.attend.steps), False
     for j, (step, shipped) in enumerate(zip(tuples, steps)):
-        ins = [vals[s] for s in shipped.in_slots] if j in attend else None
-        if ins is not None and ask(channel, "before", j, ins) == "abort":
-            raise CancelledError(None, shipped.op, f"run aborted from the debugger at op "
-                                 f"'{shipped.op.name}' ({shipped.op.type}), before")
-        if observed:
-            run_steps_observed([(step, shipped.info)], vals, ctx)
-        else:
-            run_steps([step], vals, ctx)
-        if ins is not None and ask(channel, "after", j, ins,
-                                   [vals[s] for s in shipped.out_slots]) == "abort":
-            raise CancelledError(None, shipped.op, f"run aborted from the debugger at op "
-                                 f"'{shipped.op.name}' ({shipped.op.type}), after")
+        op = shipped.op
+        if not (step_all or j in attend):
+            _run_one(step, shipped, vals, ctx, observed)
+            continue
+        ins = [vals[s] for s in shipped.in_slots]
+        ran: list = []
+
+        def step_into(io, step=step, shipped=shipped):
+            runner = PdbRunner(io.stdin, io.stdout)
+            into = op.op_def.extra["step_into"](
+                op, lambda f, a: runner.step_into(f, a, op_name=op.name))
+            ran.append(True)
+            _run_one((into,) + tuple(step[1:]), shipped, vals, ctx, observed)
+
+        answer = asker.ask("before", j, ins, pdb=step_into if wraps_function(op) else None)
+        _check_abort(answer, op, "before")
+        if not ran:
+            _run_one(step, shipped, vals, ctx, observed)
+        step_all = answer == "step"
+        answer = asker.ask("after", j, ins, [vals[s] for s in shipped.out_slots])
+        _check_abort(answer, op, "after")
+        step_all = step_all or answer == "step"
+
+
+def _run_one(step, shipped, vals, ctx, observed: bool) -> None:
+    if observed:
+        run_steps_observed([(step, shipped.info)], vals, ctx)
+    else:
+        run_steps([step], vals, ctx)
+
+
+def _check_abort(answer: str, op, when: str) -> None:
+    if answer == "abort":
+        raise CancelledError(None, op, f"run aborted from the debugger at op '{op.name}' "
+                             f"({op.type}), {when}")
