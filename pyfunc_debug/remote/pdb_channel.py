@@ -19,7 +19,9 @@ from __future__ import annotations
 
 import contextlib
 import hmac
+import os
 import queue
+import select
 import socket
 import sys
 import threading
@@ -161,13 +163,34 @@ def connect(address, token: str, timeout: float = CONNECT_TIMEOUT) -> Channel:
     return ch
 
 
+def _tty_fd(stream):
+    try:
+        fd = stream.fileno()
+    except (AttributeError, OSError, ValueError):
+        return None
+    return fd if os.isatty(fd) else None
+
+
 def _read_line(stdin, prompt: str | None) -> str:
+    """One line typed (``""`` at end of input)."""
     if prompt is not None:   # the real terminal: line editing and history, as local pdb
         try:
             return input(prompt) + "\n"
         except EOFError:
             return ""
-    return (stdin or sys.stdin).readline()
+    stream = stdin or sys.stdin
+    fd = _tty_fd(stream)
+    if fd is None:
+        return stream.readline()
+    data = b""
+    while not data.endswith(b"\n"):
+        # a timeout lets Ctrl+C arrive (an async exception: the UI's main thread sends it)
+        if select.select([fd], [], [], 0.1)[0]:
+            chunk = os.read(fd, 4096)
+            if not chunk:
+                break
+            data += chunk
+    return data.decode(errors="replace")
 
 
 def relay(ch: Channel, stdin=None, stdout=None, alive=None) -> None:
