@@ -1,6 +1,7 @@
 """Ops placed on a Dask cluster (SPEC §8): results, placement, fusion, errors, events."""
 from __future__ import annotations
 
+import io
 import json
 import os
 import subprocess
@@ -168,6 +169,100 @@ def test_abort_at_a_remote_pause_cancels_the_run(client):
         assert sess.run(fetches[0], {x: np.zeros(3)}).shape == (3,)  # usable afterwards
 
 
+class Typed(io.StringIO):
+    """A terminal for pdb: ``lines`` typed one at a time (``KeyboardInterrupt`` raised
+    where a line is ``None``), everything written kept."""
+
+    def __init__(self, lines):
+        super().__init__()
+        self.lines = list(lines)
+
+    def readline(self, size=-1):
+        line = self.lines.pop(0) if self.lines else ""
+        if line is None:
+            raise KeyboardInterrupt
+        return line
+
+
+def _debugger(actions, typed, **breaks):
+    from pyfunc_debug.debug import Debugger, PdbRunner
+    pauses = []
+    answers = iter(actions)
+
+    def frontend(p):
+        pauses.append(p)
+        return next(answers)
+    dbg = Debugger(on_pause=frontend, pdb_runner=PdbRunner(stdin=typed, stdout=typed))
+    dbg.break_on(**breaks)
+    return dbg, pauses
+
+
+def test_s_at_a_remote_op_opens_pdb_in_the_worker_on_the_callers_terminal(client, worker_pids):
+    x, fetches = _pipeline()
+    typed = Typed(["p __import__('os').getpid()\n", None, "p x\n", "n\n", "c\n"])
+    dbg, pauses = _debugger(["step_into"], typed, op="c")
+    with dbg, pfd.Session(cluster=client) as sess:
+        out = sess.run(fetches, {x: np.arange(3.0)})
+    np.testing.assert_array_equal(out[0], pfd.Session().run(fetches[0], {x: np.arange(3.0)}))
+    assert [(p.op_name, p.when) for p in pauses] == [("c", "before")]
+    assert "step_into" in pauses[0].actions
+    text = typed.getvalue()
+    assert "plus_one_and_pid()" in text and "test_distributed.py" in text  # its file and line
+    assert f"(Pdb++) {worker_pids[1]}\n" in text             # the worker placed on, not us
+    assert "--KeyboardInterrupt--" in text                  # Ctrl+C at the prompt is pdb's
+    assert "array([2., 4., 6.])" in text                   # its real input
+    assert "--Return--" in text                             # n: its return
+    assert int(out[2]) == worker_pids[1]
+
+
+def test_q_in_a_remote_pdb_aborts_the_run_as_locally(client):
+    from pyfunc_debug.debug.pdb_bridge import PdbQuit
+    x, fetches = _pipeline()
+    dbg, _ = _debugger(["step_into"], Typed(["q\n"]), op="a")
+    with dbg, pfd.Session(cluster=client) as sess:
+        with pytest.raises(PdbQuit, match=r"aborted from pdb \(quit\) in op 'a'") as e:
+            sess.run(fetches[0], {x: np.arange(3.0)})
+        assert e.value.pfd_aborted_at == "a"
+        dbg.remove(dbg.breakpoints[0])
+        assert sess.run(fetches[0], {x: np.zeros(3)}).shape == (3,)  # usable afterwards
+
+
+def test_a_remote_error_pauses_and_post_mortem_opens_in_the_worker(client, worker_pids):
+    x = pfd.placeholder(pfd.float64, [1])
+    with pfd.device("/job:worker/task:1"):
+        y = pfd.numpy_function(failing, [x], pfd.float64, name="boom")
+    feed = {x: np.array([7.0])}
+    with pytest.raises(pfd.errors.OpError) as local:
+        pfd.Session().run(y, feed)
+    typed = Typed(["p __import__('os').getpid()\n", "p x\n", "q\n"])
+    dbg, pauses = _debugger(["post_mortem"], typed, on_error=True)
+    with dbg, pfd.Session(cluster=client) as sess:
+        with pytest.raises(pfd.errors.InvalidArgumentError) as remote:
+            sess.run(y, feed)
+    assert remote.value.message == local.value.message  # q ends post-mortem; the error stays
+    (pause,) = pauses
+    assert (pause.op_name, pause.when, pause.error_type) == ("boom", "error",
+                                                             "InvalidArgumentError")
+    assert "post_mortem" in pause.actions and pause.error.message == local.value.message
+    np.testing.assert_array_equal(pause.inputs[0], [7.0])
+    text = typed.getvalue()
+    assert "failing()" in text and 'raise ValueError(f"bad value' in text  # the raising line
+    assert f"(Pdb++) {worker_pids[1]}\n" in text and "array([7.])" in text
+
+
+def test_continue_at_a_remote_error_pause_raises_the_error(client):
+    x = pfd.placeholder(pfd.float64, [1])
+    with pfd.device("/job:worker/task:0"):
+        a, _pid = pfd.numpy_function(plus_one_and_pid, [x], [pfd.float64, pfd.int64], name="a")
+        y = pfd.numpy_function(failing, [a], pfd.float64, name="boom")
+    dbg, pauses = _debugger(["continue"], Typed([]), on_error=True)
+    with dbg, pfd.Session(cluster=client) as sess:
+        with pytest.raises(pfd.errors.InvalidArgumentError, match="bad value 8.0"):
+            sess.run(y, {x: np.array([7.0])})
+    assert [(p.op_name, p.when) for p in pauses] == [("boom", "error")]
+    np.testing.assert_array_equal(pauses[0].inputs[0], [8.0])
+
+
 def test_importing_and_a_plain_run_load_no_dask():
     code = ("import sys, pyfunc_debug as pfd\n"
             "with pfd.Graph().as_default() as g:\n    y = pfd.constant(1.0) + 1\n"
@@ -190,3 +285,13 @@ def test_a_worker_killed_mid_run_gives_a_clear_error_and_the_session_goes_on(cli
                            r"not run ops \[dies\]"):
             sess.run(dead, {x: np.ones(1)})
         np.testing.assert_array_equal(sess.run(fine, {x: np.ones(1)}), [2.0])
+
+
+def test_a_worker_dying_in_a_pdb_session_ends_it_with_a_clear_error(client):
+    # after the other killing test: the nanny has replaced that worker (or is doing so)
+    x, fetches = _pipeline()
+    dbg, _ = _debugger(["step_into"], Typed(["!import os; os._exit(3)\n"]), op="c")
+    with dbg, pfd.Session(cluster=client) as sess:
+        with pytest.raises(pfd.errors.UnavailableError,
+                           match=r"Dask worker \S+ could not run ops \[(a, b, )?c\]"):
+            sess.run(fetches[0], {x: np.arange(3.0)})

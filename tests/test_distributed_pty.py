@@ -1,0 +1,43 @@
+"""A remote op's error in a real terminal (pexpect): ``run --console --break-on error`` on
+examples/dask_pipeline.py pauses at the error ``parse`` raised on a Dask worker, and ``pm``
+opens pdb inside that worker, at the ``raise``, on this terminal."""
+from __future__ import annotations
+
+import os
+import re
+import sys
+
+import pytest
+
+pexpect = pytest.importorskip("pexpect")
+pytest.importorskip("dask.distributed")
+
+from test_tui_e2e import ROOT, Screen  # noqa: E402
+
+
+def test_console_pauses_at_a_worker_error_and_post_mortem_runs_in_the_worker(tmp_path):
+    env = dict(os.environ, HOME=str(tmp_path), TERM="xterm-256color", PDBPP_COLORS="0",
+               PYTHONUNBUFFERED="1", NO_COLOR="1")
+    child = pexpect.spawn(sys.executable, ["-m", "pyfunc_debug", "run", "--console",
+                                           "--break-on", "error", "examples/dask_pipeline.py",
+                                           "--bad-record"],
+                          env=env, cwd=ROOT, dimensions=(40, 120), encoding="utf-8", timeout=60)
+    try:
+        screen = Screen(child)
+        seen = screen.wait_for(r"paused at error in op 'parse'[\s\S]*\(pfd\) ", timeout=60)
+        assert "(on worker tcp://" in seen and "malformed record" in seen
+        screen.send("pm\r")
+        seen = screen.wait_for(r"\(Pdb\+*\) ")
+        assert "parse()" in seen and "raise ValueError" in seen   # the frame that raised
+        screen.send("p line\r")
+        assert "b'7;0.25'" in screen.wait_for(r"\(Pdb\+*\) ")      # its real value
+        screen.send("!import os; print('pid', os.getpid())\r")
+        pid = int(re.search(r"pid (\d+)", screen.wait_for(r"pid \d+[\s\S]*\(Pdb\+*\) ")).group(1))
+        assert pid != child.pid                                    # in the worker, not here
+        screen.send("c\r")
+        seen = screen.wait_for(r"InvalidArgumentError[\s\S]*malformed record")
+        child.expect(pexpect.EOF, timeout=60)
+        child.close()
+        assert child.exitstatus == 1
+    finally:
+        child.terminate(force=True)
