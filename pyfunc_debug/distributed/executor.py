@@ -32,6 +32,7 @@ __all__ = ["ClusterExecutor", "RemoteTraceback"]
 
 _now = time.perf_counter_ns
 WORKER_CHECK_S = 0.5  # how often a wait checks that its worker is still there
+PAUSE_CHECK_S = 0.05  # how often it looks for a pause request, when the task may ask
 
 
 class ClusterExecutor:
@@ -142,19 +143,20 @@ class ClusterExecutor:
         A task pinned to a worker that died would wait for that worker for ever.
         ``serve_pause()`` answers a pause of the task's ops, if one is waiting.
         """
+        poll = WORKER_CHECK_S if serve_pause is None else PAUSE_CHECK_S
+        checked = time.monotonic()
         while True:
             try:
-                if serve_pause is None:
-                    return future.result(timeout=WORKER_CHECK_S)
-                if future.done():
-                    return future.result()
-                if serve_pause():
-                    continue
+                return future.result(timeout=poll)
             except TimeoutError:  # what Dask raises too
                 pass
-            if address not in self.workers():
-                future.cancel()
-                raise ConnectionError(f"worker {address} left the cluster")
+            while serve_pause is not None and serve_pause():
+                checked = time.monotonic()  # the worker just asked: it is there
+            if time.monotonic() - checked >= WORKER_CHECK_S:
+                checked = time.monotonic()
+                if address not in self.workers():
+                    future.cancel()
+                    raise ConnectionError(f"worker {address} left the cluster")
 
 
 def _no_workers(plan) -> None:

@@ -38,7 +38,6 @@ from .remote_errors import remote_error
 
 __all__ = ["Attend", "attended", "errors_attended", "wraps_function", "Channel", "Asker"]
 
-POLL_S = 0.05       # how often the caller looks for a pause request while a task runs
 ACCEPT_S = 10.0     # how long a worker waits for the caller to connect to its pdb port
 
 
@@ -94,14 +93,13 @@ class Channel:
         return Attend(self.name, self.token, steps, on_error)
 
     def serve_one(self, plan, seg, run_id, alive=None) -> bool:
-        """Answer a pause request if one is waiting (else wait ``POLL_S``); whether one was.
+        """Answer a pause request if one is waiting; whether one was.
 
         ``alive()`` says whether the worker is still there (asked while relaying pdb).
         An abort at the pause raises ``CancelledError`` here, after telling the worker.
         """
         # qsize, not get(timeout=): the scheduler logs every get that times out
         if not self._requests.qsize():
-            time.sleep(POLL_S)
             return False
         req = pickle.loads(self._requests.get())
         real = plan.steps[seg.indices[req["j"]]].op
@@ -160,23 +158,26 @@ class Asker:
     """The worker's end for one task: ``ask`` sends a question and waits for the answer."""
 
     def __init__(self, attend: Attend, host: str):
-        from distributed import Queue
         self.attend = attend
         self._host = host
-        self._requests = Queue(attend.channel + "-req")
-        self._answers = Queue(attend.channel + "-ans")
+        self._queues = None   # made at the first question (most tasks never ask)
 
     def ask(self, when: str, j: int, inputs: list, outputs=None, error=None,
             pdb=None) -> str:
         """The caller's answer; with ``pdb`` (a function of a ``remote.pdb_channel``
         ``PdbStreams``), a port is open meanwhile and a pdb answer runs ``pdb`` on the
         caller's connection (which ends when ``pdb`` returns or raises)."""
+        if self._queues is None:
+            from distributed import Queue
+            self._queues = (Queue(self.attend.channel + "-req"),
+                            Queue(self.attend.channel + "-ans"))
+        requests, answers = self._queues
         port = _port(self._host) if pdb is not None else None
         with port if port is not None else contextlib.nullcontext():
-            self._requests.put(pickle.dumps({
+            requests.put(pickle.dumps({
                 "when": when, "j": j, "inputs": inputs, "outputs": outputs, "error": error,
                 "pdb": None if port is None else port.address}))
-            answer = self._answers.get()
+            answer = answers.get()
             if answer in ("step_into", "post_mortem") and port is not None:
                 streams = port.accept(self.attend.token, ACCEPT_S)
                 if streams is not None:
