@@ -39,6 +39,7 @@ from .remote_errors import remote_error
 __all__ = ["Attend", "attended", "errors_attended", "wraps_function", "Channel", "Asker"]
 
 ACCEPT_S = 10.0     # how long a worker waits for the caller to connect to its pdb port
+ANSWER_POLL_S = 0.1  # how often, at most, a waiting worker looks for the caller's answer
 
 
 @dataclass(frozen=True)
@@ -177,7 +178,7 @@ class Asker:
             requests.put(pickle.dumps({
                 "when": when, "j": j, "inputs": inputs, "outputs": outputs, "error": error,
                 "pdb": None if port is None else port.address}))
-            answer = answers.get()
+            answer = _answer(answers)
             if answer in ("step_into", "post_mortem") and port is not None:
                 streams = port.accept(self.attend.token, ACCEPT_S)
                 if streams is not None:
@@ -186,6 +187,29 @@ class Asker:
                     finally:
                         streams.close()
         return answer
+
+
+def _answer(answers) -> str:
+    """The caller's answer; ``abort`` once the task is cancelled (the caller went away, or
+    left this pause by Ctrl+C), so a worker never waits for ever. qsize, not
+    get(timeout=): the scheduler logs every get that times out."""
+    delay = 0.001
+    while not answers.qsize():
+        if _cancelled():
+            return "abort"
+        time.sleep(delay)
+        delay = min(delay * 2, ANSWER_POLL_S)
+    return answers.get()
+
+
+def _cancelled() -> bool:
+    try:
+        from distributed import get_worker
+        from distributed.worker import thread_state
+        ts = get_worker().state.tasks.get(thread_state.key)
+    except (ImportError, ValueError, AttributeError):  # not in a worker's task
+        return False
+    return ts is None or ts.state in ("cancelled", "released", "forgotten")
 
 
 def _port(host: str):
