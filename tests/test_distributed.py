@@ -263,6 +263,24 @@ def test_continue_at_a_remote_error_pause_raises_the_error(client):
     np.testing.assert_array_equal(pauses[0].inputs[0], [8.0])
 
 
+def _ask_unanswered(channel):
+    from pyfunc_debug.distributed.pauses import Asker, Attend
+    return Asker(Attend(channel, "token", (0,), False), "127.0.0.1").ask("before", 0, [])
+
+
+def test_a_worker_waiting_for_a_caller_that_left_is_freed(client, worker_pids):
+    # the caller answered (say, pdb's s) and then left (Ctrl+C): its task is cancelled
+    address = sorted(client.run(os.getpid))[0]  # task:0, whose pid is worker_pids[0]
+    channel = f"pfd-pause-test-{os.getpid()}"
+    asked = distributed.Queue(channel + "-req", client=client)
+    stuck = client.submit(_ask_unanswered, channel, workers=[address], pure=False)
+    asked.get(timeout=30)  # the task waits for its answer now
+    stuck.cancel()
+    nxt = client.submit(os.getpid, workers=[address], pure=False)
+    assert nxt.result(timeout=30) == worker_pids[0]  # one thread: the waiting one was freed
+    asked.close()
+
+
 def test_importing_and_a_plain_run_load_no_dask():
     code = ("import sys, pyfunc_debug as pfd\n"
             "with pfd.Graph().as_default() as g:\n    y = pfd.constant(1.0) + 1\n"
