@@ -122,21 +122,14 @@ def _run_attended(tuples, steps, vals, ctx, asker, observed: bool) -> None:
     (all of them once the caller steps)."""
     attend, step_all = set(asker.attend.steps), False
     for j, (step, shipped) in enumerate(zip(tuples, steps)):
-        op = shipped.op
         if not (step_all or j in attend):
             _run_one(step, shipped, vals, ctx, observed)
             continue
+        op = shipped.op
         ins = [vals[s] for s in shipped.in_slots]
         ran: list = []
-
-        def step_into(io, step=step, shipped=shipped):
-            runner = PdbRunner(io.stdin, io.stdout)
-            into = op.op_def.extra["step_into"](
-                op, lambda f, a: runner.step_into(f, a, op_name=op.name))
-            ran.append(True)
-            _run_one((into,) + tuple(step[1:]), shipped, vals, ctx, observed)
-
-        answer = asker.ask("before", j, ins, pdb=step_into if wraps_function(op) else None)
+        answer = asker.ask("before", j, ins, pdb=_under_pdb(step, shipped, vals, ctx, observed,
+                                                            ran) if wraps_function(op) else None)
         _check_abort(answer, op, "before")
         if not ran:
             _run_one(step, shipped, vals, ctx, observed)
@@ -144,6 +137,19 @@ def _run_attended(tuples, steps, vals, ctx, asker, observed: bool) -> None:
         answer = asker.ask("after", j, ins, [vals[s] for s in shipped.out_slots])
         _check_abort(answer, op, "after")
         step_all = step_all or answer == "step"
+
+
+def _under_pdb(step, shipped, vals, ctx, observed: bool, ran: list):
+    """What ``s`` runs: the step, its wrapped function under a pdb on the caller's streams
+    (``io``), stopping at its first line (as ``debug.run_loop`` does locally)."""
+    def run(io) -> None:
+        op = shipped.op
+        runner = PdbRunner(io.stdin, io.stdout)
+        into = op.op_def.extra["step_into"](
+            op, lambda f, a: runner.step_into(f, a, op_name=op.name))
+        ran.append(True)
+        _run_one((into,) + tuple(step[1:]), shipped, vals, ctx, observed)
+    return run
 
 
 def _run_one(step, shipped, vals, ctx, observed: bool) -> None:
