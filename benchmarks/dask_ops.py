@@ -9,7 +9,10 @@ each a median of ``--runs`` runs of an ``--n``-op ``py_func`` chain
 - all ops local (``Session()``), per op;
 - one op on a worker vs the same op local: the remote op's overhead (one task);
 - the chain on one worker (fused: one task) vs alternating between the two
-  workers (``--n`` tasks, every value crossing processes).
+  workers (``--n`` tasks, every value crossing processes);
+- one op on a worker with a debugger attached that breaks on errors
+  (``--break-on error``): its task may ask the caller, so each run also makes
+  and drops the pair of Dask queues a question would travel on.
 """
 from __future__ import annotations
 
@@ -61,6 +64,12 @@ def main(n: int = 100, runs: int = 10) -> dict:
         g, x, y = _chain(1, lambda i: "/job:worker/task:0")
         one_remote = _median_run(pfd.Session(graph=g, cluster=client), x, y, runs)
         out["remote op overhead"] = one_remote - one_local
+        from pyfunc_debug.debug import Debugger
+        dbg = Debugger(on_pause=lambda p: "continue")
+        dbg.break_on(on_error=True)
+        with dbg:
+            on_error = _median_run(pfd.Session(graph=g, cluster=client), x, y, runs)
+        out["on_error overhead"] = on_error - one_remote
         g, x, y = _chain(n, lambda i: "/job:worker/task:0")
         out["fused chain"] = _median_run(pfd.Session(graph=g, cluster=client), x, y, runs)
         g, x, y = _chain(n, lambda i: f"/job:worker/task:{i % 2}")
@@ -79,6 +88,7 @@ if __name__ == "__main__":
     r = main(args.n, args.runs)
     print(f"local op:                {r['local per op'] * 1e6:9.1f} µs per op")
     print(f"remote op overhead:      {r['remote op overhead'] * 1e3:9.2f} ms per task")
+    print(f"+ --break-on error:      {r['on_error overhead'] * 1e3:9.2f} ms per task")
     print(f"{args.n} ops on one worker:  {r['fused chain'] * 1e3:9.1f} ms (one task)")
     print(f"{args.n} ops alternating:    {r['alternating chain'] * 1e3:9.1f} ms "
           f"({r['alternating chain'] / r['fused chain']:.0f}x the fused chain)")

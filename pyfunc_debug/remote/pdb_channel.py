@@ -97,15 +97,17 @@ class _Out:
     def __init__(self, ch: Channel):
         self._ch = ch
         self._parts: list = []
+        self._size = 0
 
     def write(self, text: str) -> int:
         self._parts.append(text)
-        if sum(map(len, self._parts)) > 8192:
+        self._size += len(text)
+        if self._size > 8192:
             self.flush()
         return len(text)
 
     def flush(self) -> None:
-        text, self._parts = "".join(self._parts), []
+        text, self._parts, self._size = "".join(self._parts), [], 0
         if text:
             with contextlib.suppress(ChannelClosed):
                 self._ch.send({"t": "pdb_out", "text": text})
@@ -235,10 +237,10 @@ def relay(ch: Channel, stdin=None, stdout=None, alive=None) -> None:
                     ch.send({"t": "pdb_interrupt"})
                     continue
                 ch.send({"t": "pdb_in", "text": line})
-            elif kind not in ("refused",):   # the end, or the peer went away
-                return
-            else:
+            elif kind == "refused":
                 out.write(f"pyfunc-debug: the remote pdb refused us: {msg.get('reason')}\n")
+                return
+            else:   # pdb_end, or the peer went away
                 return
     except ChannelClosed:
         return
