@@ -1,10 +1,12 @@
-"""A remote op's error in a real terminal (pexpect): ``run --console --break-on error`` on
+"""Remote ops in a real terminal (pexpect): ``run --console --break-on error`` on
 examples/dask_pipeline.py pauses at the error ``parse`` raised on a Dask worker, and ``pm``
-opens pdb inside that worker, at the ``raise``, on this terminal."""
+opens pdb inside that worker, at the ``raise``, on this terminal; attached to a target
+that runs the pipeline, ``s`` opens pdb in the target's worker on the client's terminal."""
 from __future__ import annotations
 
 import os
 import re
+import subprocess
 import sys
 
 import pytest
@@ -41,3 +43,46 @@ def test_console_pauses_at_a_worker_error_and_post_mortem_runs_in_the_worker(tmp
         assert child.exitstatus == 1
     finally:
         child.terminate(force=True)
+
+
+def test_attach_steps_into_a_remote_op_through_the_target_to_its_worker(tmp_path):
+    # two relays in a row: the attached client's terminal -> the target -> its Dask worker
+    env = dict(os.environ, HOME=str(tmp_path), TERM="xterm-256color", PDBPP_COLORS="0",
+               PYTHONUNBUFFERED="1", NO_COLOR="1")
+    for k in ("PYFUNC_DEBUG_LISTEN", "PYFUNC_DEBUG_TOKEN", "PYFUNC_DEBUG_WAIT"):
+        env.pop(k, None)
+    target = subprocess.Popen([sys.executable, "-m", "pyfunc_debug", "run", "--listen",
+                               "127.0.0.1:0", "--wait", "examples/dask_pipeline.py"], cwd=ROOT,
+                              env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    child = None
+    try:
+        line = target.stderr.readline()
+        found = re.fullmatch(r"pyfunc-debug: listening on (127\.0\.0\.1:\d+) token (\S+)\n", line)
+        assert found, line
+        address, token = found.groups()
+        child = pexpect.spawn(sys.executable, ["-m", "pyfunc_debug", "attach", address,
+                                               "--token", token, "--console",
+                                               "--break", "features"],
+                              env=env, cwd=ROOT, dimensions=(40, 120), encoding="utf-8",
+                              timeout=60)
+        screen = Screen(child)
+        screen.wait_for(r"paused before op 'features'[\s\S]*\(pfd\) ")   # the local run
+        screen.send("c\r")
+        seen = screen.wait_for(r"paused before op 'features'[\s\S]*\(pfd\) ", timeout=60)
+        assert "(on worker tcp://" in seen                                # the cluster run
+        screen.send("s\r")
+        assert "features()" in screen.wait_for(r"\(Pdb\+*\) ")
+        screen.send("p count\r")
+        assert "array([3., 4., 1., 5.])" in screen.wait_for(r"\(Pdb\+*\) ")
+        screen.send("!import os; print('pid', os.getpid())\r")
+        pid = int(re.search(r"pid (\d+)", screen.wait_for(r"pid \d+[\s\S]*\(Pdb\+*\) ")).group(1))
+        assert pid not in (target.pid, child.pid)                          # the worker's
+        screen.send("c\r")
+        screen.wait_for("the target process ended")
+        child.expect(pexpect.EOF, timeout=30)
+        out, _ = target.communicate(timeout=60)
+        assert target.returncode == 0 and "scores:" in out
+    finally:
+        target.kill()
+        if child is not None:
+            child.terminate(force=True)
