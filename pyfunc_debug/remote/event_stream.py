@@ -45,23 +45,20 @@ class Encoder:
     def encode(self, items, extra_rows=()) -> bytes | None:
         """One ``events`` message (line and blob) for ``items``, popped from the queue in order,
         with the starts of ops running a while; None when there is nothing to send."""
-        rows, recs, ops, lists = [], [], [], []
-        early = self._early
-        for x in items:
-            t = type(x)
-            if t is bytes:
-                if early and x[24:40] in early:
-                    x = self._late(x)
-                    if x is None:
-                        continue
-                recs.append(x)
-            elif t is tuple:        # a step's info, named before its first record
-                ops.append([id(x), [x[0], x[1], x[2], list(x[3])]])
-            else:
-                row = event_to_row(x)
-                if row[0] == "RunStart":
-                    self._number_lists(x, row, lists)
-                rows.append(row)
+        rows, ops, lists = [], [], []
+        # the client orders by seq: records need not keep their place among the events
+        recs = [x for x in items if type(x) is bytes]
+        if len(recs) < len(items):
+            for x in [x for x in items if type(x) is not bytes]:
+                if type(x) is tuple:    # a step's info, named before its first record
+                    ops.append([id(x), [x[0], x[1], x[2], list(x[3])]])
+                else:
+                    row = event_to_row(x)
+                    if row[0] == "RunStart":
+                        self._number_lists(x, row, lists)
+                    rows.append(row)
+        if self._early:
+            recs = [y for y in map(self._late, recs) if y is not None]
         if self.sink is not None:
             self._announce(recs)
         rows.extend(extra_rows)
@@ -105,8 +102,12 @@ class Encoder:
             recs.append(RECORD.pack(START, key, run, thread, s0, t0, 0, 0))
 
     def _late(self, x: bytes):
-        """A record of an op whose start went out early: its end only (or nothing)."""
-        del self._early[x[24:40]]
+        """``x``, or the end only of an op whose start went out early (nothing for its
+        ``START``: the op failed, and its ``OpError`` says so)."""
+        mark = x[24:40]
+        if mark not in self._early:
+            return x
+        del self._early[mark]
         kind, *rest = RECORD.unpack(x)
         return RECORD.pack(END, *rest) if kind == BOTH else None
 

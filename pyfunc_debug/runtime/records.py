@@ -84,15 +84,14 @@ def run_steps_recorded(items, vals, ctx, sink: RecordSink, with_events) -> None:
     prev = None
     t = _now()
     try:
-        for item in items:
-            step, info = item
+        for step, info in items:
             kernel, ins, outs, mode, single, needs_ctx, drop, op = step
             if needs_ctx:
                 cur[0] = None
                 if prev is not None:
                     put(prev)
                     prev = None
-                with_events((item,))
+                with_events(((step, info),))
                 t = _now()
                 continue
             key = id(info)
