@@ -172,15 +172,9 @@ def _run_listening(program, address, wait, breaks, kinds, guard) -> int:
     link = LocalLink(guard_mutation=guard)
     add_breakpoints(link, breaks, kinds)
     try:
-        listen(address, title=program.title, link=link)
-        if wait:
-            current_server().wait_for_client()
+        listen(address, title=program.title, link=link, hold=wait)
     except (ValueError, OSError) as e:
         raise UsageError(f"cannot listen on {address}: {e}") from None
-    except KeyboardInterrupt:
-        print("pyfunc-debug run: interrupted while waiting for a client (Ctrl+C)",
-              file=sys.stderr)
-        return 130
     outcome = run_program(program)
     status = _finish(outcome)
     current_server().close(status)

@@ -179,9 +179,9 @@ EVENT_TYPES = {cls.__name__: cls for cls in
 class Subscription:
     """A subscriber; ``close()`` (or ``with``) ends it."""
 
-    __slots__ = ("callback", "capture", "capture_bytes", "reported", "closed")
+    __slots__ = ("callback", "capture", "capture_bytes", "reported", "closed", "records")
 
-    def __init__(self, callback, capture: str, capture_bytes: int):
+    def __init__(self, callback, capture: str, capture_bytes: int, records=None):
         if capture not in CAPTURE_LEVELS:
             raise ValueError(f"capture must be one of {CAPTURE_LEVELS}, not {capture!r}")
         self.callback = callback
@@ -189,6 +189,7 @@ class Subscription:
         self.capture_bytes = capture_bytes
         self.reported = False
         self.closed = False
+        self.records = records
 
     def close(self) -> None:
         _bus.remove(self)
@@ -208,6 +209,7 @@ class _Bus:
         self.subs: tuple[Subscription, ...] = ()
         self.capture = 0          # index into CAPTURE_LEVELS
         self.capture_bytes = 0
+        self.records = None       # the one subscriber's record sink, when it takes records
         self._lock = threading.Lock()
 
     def add(self, sub: Subscription) -> None:
@@ -225,6 +227,14 @@ class _Bus:
         self.capture = max((CAPTURE_LEVELS.index(s.capture) for s in self.subs), default=0)
         self.capture_bytes = max((s.capture_bytes for s in self.subs if s.capture == "full"),
                                  default=0)
+        subs = self.subs
+        self.records = subs[0].records if len(subs) == 1 and not self.capture else None
+
+    def set_records(self, sub: Subscription, records) -> None:
+        """Switch ``sub`` to (``records`` a sink) or from (``None``) op records."""
+        with self._lock:
+            sub.records = records
+            self._recompute()
 
     def emit(self, event) -> None:
         for sub in self.subs:
@@ -259,13 +269,19 @@ class _Bus:
 _bus = _Bus()
 
 
-def subscribe(callback, capture: str = "none", capture_bytes: int = 1 << 20) -> Subscription:
+def subscribe(callback, capture: str = "none", capture_bytes: int = 1 << 20,
+              records=None) -> Subscription:
     """Call ``callback(event)`` for every event until ``handle.close()``.
 
     ``capture`` asks the executor for value summaries ("summary") or summaries
     plus copies of values up to ``capture_bytes`` each ("full").
+
+    ``records`` (internal: the attach server's cheap path) is a
+    ``runtime.records.RecordSink``: while this is the only subscriber and
+    capture is "none", most ops' ``OpStart``/``OpEnd`` go to it as op records
+    instead; every other event still goes to ``callback``.
     """
-    sub = Subscription(callback, capture, capture_bytes)
+    sub = Subscription(callback, capture, capture_bytes, records)
     _bus.add(sub)
     return sub
 

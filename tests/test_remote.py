@@ -247,6 +247,32 @@ def _read_until(stream, text):
     return seen
 
 
+def test_wait_holds_the_first_run_not_the_program(tmp_path):
+    path = tmp_path / "target.py"
+    path.write_text(textwrap.dedent(SCRIPT.replace(
+        "    with tf.compat.v1.Session()", "    print('setup done', flush=True)\n"
+        "    with tf.compat.v1.Session()").format(listen="")))
+    target = subprocess.Popen([sys.executable, "-m", "pyfunc_debug", "run", "--listen",
+                               "127.0.0.1:0", "--wait", str(path)], stdout=subprocess.PIPE,
+                              stderr=subprocess.PIPE, text=True, env=_env(tmp_path))
+    try:
+        found = re.search(r"listening on (\S+) token (\S+)", target.stderr.readline())
+        line = []
+        reader = threading.Thread(target=lambda: line.append(target.stdout.readline()),
+                                  daemon=True)
+        reader.start()
+        reader.join(15)
+        assert line == ["setup done\n"]          # the program runs up to its first run
+        time.sleep(0.3)
+        assert target.poll() is None                          # which waits for a client
+        client = _client(tmp_path, found.group(1), found.group(2))
+        out, _ = target.communicate(timeout=30)
+        client.communicate(timeout=30)
+    finally:
+        target.kill()
+    assert out == "result 42.0\n" and target.returncode == 0
+
+
 def test_client_killed_while_the_target_is_paused_lets_it_resume(tmp_path):
     target, address, token = _target(tmp_path, PYFUNC_DEBUG_LISTEN="127.0.0.1:0",
                                      PYFUNC_DEBUG_WAIT="1")

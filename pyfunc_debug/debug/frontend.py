@@ -161,13 +161,21 @@ class LocalLink(Link):
 
     # -- delivery ----------------------------------------------------------------------
     def start(self, on_event=None, on_pause=None, capture: str = "summary",
-              capture_bytes: int = 0) -> None:
+              capture_bytes: int = 0, records=None) -> None:
+        """``records``: a sink for op records (``events.subscribe``), for a frontend that
+        decodes them itself (the attach server)."""
         self._on_pause_cb = on_pause
         if on_event is not None:
             kw = {"capture_bytes": capture_bytes} if capture_bytes else {}
-            self._sub = ev.subscribe(on_event, capture=capture, **kw)
+            self._sub = ev.subscribe(on_event, capture=capture, records=records, **kw)
         self._active = True
         self.debugger.__enter__()
+
+    def take_records(self, sink) -> None:
+        """Op records to ``sink`` from now on (``None``: events only)."""
+        sub = self._sub
+        if sub is not None and sub.records is not sink:
+            ev._bus.set_records(sub, sink)
 
     def stop(self) -> None:
         """Detach; a pause still waiting is continued, later checks of this run continue."""

@@ -183,7 +183,7 @@ def _sub_plan(plan, seg):
         plan, steps=steps, fast_steps=tuple(plan.fast_steps[i] for i in seg.indices),
         fold_steps=[],  # parallel_steps follow from steps (a cached property)
         folds_done=True, concurrent=False, blocking=tuple(plan.blocking[i] for i in seg.indices),
-        overlap_schedule=None, event_info=None)
+        overlap_schedule=None, event_info=None, event_heads=None)
 
 
 def _relay(result, ctx, t_submit: int, t_back: int) -> None:

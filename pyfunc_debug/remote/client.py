@@ -16,8 +16,8 @@ import threading
 
 from ..debug.frontend import BreakpointInfo, Link
 from ..script import Outcome
-from ..trace.codec import event_from_row
 from .address import parse_address
+from .event_stream import Decoder
 from .protocol import PauseView, breakpoints_from
 from .relay import TerminalRelay
 from .wire import VERSION, Channel, ChannelClosed, from_npy
@@ -67,6 +67,7 @@ class RemoteLink(Link):
         self.program = str(msg.get("program") or "")
         self._breakpoints = breakpoints_from(msg.get("list", []))
         self._req = itertools.count(1)
+        self._decoder = Decoder()
         self._pending: dict = {}
         self._lock = threading.Lock()
         self._early: list = []                  # events before start()
@@ -196,10 +197,11 @@ class RemoteLink(Link):
     def _handle(self, msg: dict, blobs: list) -> None:
         kind = msg["t"]
         if kind == "events":
+            events = self._decoder.decode(msg, blobs)
             with self._lock:
                 deliver = self._on_event
-                for row in msg["rows"]:
-                    deliver(event_from_row(row))
+                for e in events:
+                    deliver(e)
         elif kind == "pause":
             view = PauseView(msg, blobs, self._fetch)
             self._paused = view

@@ -5,6 +5,7 @@ import atexit
 import os
 import secrets
 
+from ..runtime.loop import hold_first_run
 from .address import parse_address
 from .server import Server
 
@@ -19,12 +20,13 @@ def current_server() -> Server | None:
 
 
 def listen(address: str = "127.0.0.1:0", wait: bool = False, token: str | None = None,
-           title: str = "", link=None) -> tuple[str, int, str]:
+           title: str = "", link=None, hold: bool = False) -> tuple[str, int, str]:
     """Serve events and debugger control on ``address`` (``HOST:PORT``; port 0 picks a
     free one; host 127.0.0.1 unless given) to one client at a time; return
     ``(host, port, token)``. Prints ``pyfunc-debug: listening on HOST:PORT token TOKEN``
     to stderr. A client must send ``token`` (default: ``PYFUNC_DEBUG_TOKEN``, else a
-    random one). ``wait=True`` returns only once a client is attached.
+    random one). ``wait=True`` returns only once a client is attached; ``hold=True``
+    returns at once, and the process's first run waits for a client instead.
     """
     if _server:
         s = _server[0]
@@ -35,6 +37,8 @@ def listen(address: str = "127.0.0.1:0", wait: bool = False, token: str | None =
     _server.append(server)
     server.announce()
     atexit.register(server.close)
+    if hold:   # the first run waits until the client has set its breakpoints ("go")
+        hold_first_run(server.attached)
     if wait:
         server.wait_for_client()
     return server.host, server.port, token
@@ -42,7 +46,7 @@ def listen(address: str = "127.0.0.1:0", wait: bool = False, token: str | None =
 
 def start_from_environment() -> None:
     """``PYFUNC_DEBUG_LISTEN=HOST:PORT`` (read, then removed, so child processes do not
-    inherit it); ``PYFUNC_DEBUG_WAIT=1`` waits for a client."""
+    inherit it); ``PYFUNC_DEBUG_WAIT=1`` holds the first run until a client is attached."""
     address = os.environ.pop("PYFUNC_DEBUG_LISTEN", "")
     if address and not _server:
-        listen(address, wait=os.environ.get("PYFUNC_DEBUG_WAIT", "") not in ("", "0"))
+        listen(address, hold=os.environ.get("PYFUNC_DEBUG_WAIT", "") not in ("", "0"))

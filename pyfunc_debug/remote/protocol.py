@@ -5,7 +5,7 @@ Client to target: ``attach`` (version, token), ``go`` (ready: releases
 (replied), ``value`` (replied with the full value), ``interrupt``,
 ``pdb_in`` (text typed into a remote pdb), ``detach``.
 Target to client: ``welcome`` or ``refused``, ``events`` (rows of the JSONL
-trace codec), ``pause``, ``breakpoints``, ``reply``, ``pdb_start`` /
+trace codec, and op records: see ``event_stream``), ``pause``, ``breakpoints``, ``reply``, ``pdb_start`` /
 ``pdb_out`` / ``pdb_end``, ``bye`` (the process is ending).
 """
 from __future__ import annotations

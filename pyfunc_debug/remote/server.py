@@ -11,7 +11,6 @@ from __future__ import annotations
 import collections
 import contextlib
 import hmac
-import json
 import os
 import socket
 import struct
@@ -22,7 +21,9 @@ import time
 from .. import events as ev
 from ..debug.frontend import LocalLink
 from ..debug.pause import ACTIONS
-from ..trace.codec import event_to_row, strict_row
+from ..trace.codec import event_to_row
+from ..runtime.records import RecordSink
+from .event_stream import Encoder
 from .protocol import breakpoints_message, pause_message
 from .streams import SocketStdin, SocketStdout
 from .wire import VERSION, Channel, ChannelClosed, to_npy
@@ -55,6 +56,8 @@ class Server:
         self._send_lock = threading.Lock()     # events, then the pause that follows them
         self._events: collections.deque = collections.deque()
         self._dropped = 0
+        self._records = RecordSink(self._events)
+        self._encoder = Encoder(self._records)
         self._pause = None
         self._pause_id = 0
         self._client_bps: set = set()
@@ -108,11 +111,14 @@ class Server:
         _send_timeout(sock, SEND_TIMEOUT)
         self.stdin.connect()
         self._dropped = 0
+        self._records = RecordSink(self._events)
+        self._encoder = Encoder(self._records)
         try:
             ch.send({"t": "welcome", "version": VERSION, "pid": os.getpid(),
                      "program": self.title,
                      "list": breakpoints_message(self.link.breakpoints)["list"]})
-            self.link.start(self._on_event, self._on_pause, capture=capture)
+            self.link.start(self._on_event, self._on_pause, capture=capture,
+                            records=self._records)
             threading.Thread(target=self._send_events, args=(ch,), name="pfd-send",
                              daemon=True).start()
             while True:
@@ -215,27 +221,22 @@ class Server:
 
     def _flush(self, ch: Channel) -> None:
         with self._send_lock:
-            pop, rows = self._events.popleft, []
-            try:
-                while len(rows) < BATCH:
-                    rows.append(event_to_row(pop()))
-            except IndexError:
-                pass
+            events = self._events
+            n = min(len(events), BATCH)
+            pop = events.popleft
+            items = [pop() for _ in range(n)]
+            extra = []
             if self._dropped:   # said in the stream itself, where the gap is
                 dropped, self._dropped = self._dropped, 0
-                rows.append(event_to_row(ev.Warning(
+                extra.append(event_to_row(ev.Warning(
                     ev.next_seq(), None, time.perf_counter_ns(), threading.get_ident(), "", "",
                     None, f"{dropped} events were not sent: the client did not keep up",
                     "dropped")))
-            if not rows:
-                return
-            try:
-                text = json.dumps(rows, allow_nan=False, separators=(",", ":"))
-            except ValueError:   # a NaN/Inf in a summary: spelled as a string (strict JSON)
-                text = json.dumps([strict_row(r) for r in rows], separators=(",", ":"))
-            except TypeError:    # a field JSON cannot hold: leave those events out
-                text = json.dumps([r for r in rows if _encodable(r)], separators=(",", ":"))
-            ch.send_raw(b'{"t":"events","rows":' + text.encode() + b"}\n")
+            line = self._encoder.encode(items, extra)
+            if line is not None:
+                ch.send_raw(line)
+            # op records skip the queue's limit: while the client lags, ops send events
+            self.link.take_records(self._records if len(events) < QUEUE_LIMIT else None)
 
     def _send_events(self, ch: Channel) -> None:
         try:
@@ -316,14 +317,6 @@ def _valid_spec(spec) -> bool:
     """A breakpoint from the wire: known keys, plain values (conditions as strings only)."""
     return type(spec) is dict and all(k in _SPEC_TYPES and type(v) in _SPEC_TYPES[k]
                                       for k, v in spec.items())
-
-
-def _encodable(row) -> bool:
-    try:
-        json.dumps(strict_row(row))
-        return True
-    except (TypeError, ValueError):
-        return False
 
 
 def _send_timeout(sock: socket.socket, seconds: int) -> None:

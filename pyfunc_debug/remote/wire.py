@@ -18,7 +18,7 @@ import numpy as np
 
 __all__ = ["VERSION", "Channel", "ChannelClosed", "to_npy", "from_npy", "MAX_LINE"]
 
-VERSION = 1
+VERSION = 2              # 2: events messages carry op records (event_stream)
 MAX_LINE = 64 << 20      # a longer line is a broken or hostile peer
 MAX_BLOB = 1 << 30
 

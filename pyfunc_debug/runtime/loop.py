@@ -10,15 +10,33 @@ import itertools
 
 from ..errors import InvalidArgumentError, OpError
 
-__all__ = ["RunContext", "run_steps", "run_folds", "annotate_error", "PASS_THROUGH", "new_run_id"]
+__all__ = ["RunContext", "run_steps", "run_folds", "annotate_error", "PASS_THROUGH", "new_run_id",
+           "hold_first_run"]
 
 _run_ids = itertools.count(1)
 PASS_THROUGH = (KeyboardInterrupt, SystemExit, bdb.BdbQuit)
+_hold: list = []   # an event the next run waits for (``run --listen --wait``), set from above
 
 
 def new_run_id() -> int:
     """A run id no other run in this process has (runs of framework callbacks use it too)."""
+    if _hold:
+        _held()
     return next(_run_ids)
+
+
+def hold_first_run(event) -> None:
+    """Make the next run (of any thread) wait until ``event`` is set; later runs do not wait."""
+    _hold[:] = [event]
+
+
+def _held() -> None:
+    try:
+        event = _hold[0]
+    except IndexError:
+        return
+    event.wait()
+    _hold.clear()
 
 
 class RunContext:
@@ -28,7 +46,7 @@ class RunContext:
     __slots__ = ("run_id", "kind", "tapes", "name", "summaries", "resources")
 
     def __init__(self, kind: str, name: str = "", resources: dict | None = None):
-        self.run_id = next(_run_ids)
+        self.run_id = new_run_id()
         self.kind = kind
         self.name = name
         self.tapes = {}

@@ -18,6 +18,8 @@ from ..trace.summary import summarize
 from .loop import PASS_THROUGH as _PASS_THROUGH, annotate_error
 from .diagnose import WATCHED_TYPES, after_op, note_run
 from .modified import input_marks, inputs_after, report_modified
+from .op_errors import report_error as _report_error, report_interrupt
+from .records import run_steps_recorded
 
 __all__ = ["step_info", "fold_items", "main_items", "run_steps_observed", "run_start", "run_end",
            "run_span", "report_interrupt"]
@@ -48,7 +50,9 @@ def fold_items(plan) -> list:
 def main_items(plan, indices, frees=True):
     steps = plan.fast_steps if frees else plan.parallel_steps
     info = step_info(plan)
-    return ((steps[i], info[i]) for i in indices)
+    if type(indices) is range and indices.step == 1:
+        return zip(steps[indices.start:indices.stop], info[indices.start:indices.stop])
+    return zip(map(steps.__getitem__, indices), map(info.__getitem__, indices))
 
 
 def run_start(plan, ctx):
@@ -57,13 +61,15 @@ def run_start(plan, ctx):
     One clock reading serves both, and every op reads the clock after it, so
     the run's slice encloses its ops (trace viewers drop slices that overlap).
     """
-    info = step_info(plan)
+    heads = plan.event_heads
+    if heads is None:   # the same tuples every run: a reader may recognise them
+        info = step_info(plan)
+        heads = plan.event_heads = (tuple(i[0] for i in info), tuple(i[1] for i in info))
     dedup = tuple((op.name, first.name) for op, first in plan.aliases.items())
     t0 = _now()
     ev._bus.emit(ev.RunStart(ev.next_seq(), ctx.run_id, t0, threading.get_ident(), ctx.kind,
-                             ctx.name, tuple(i[0] for i in info),
-                             tuple(op.name for op in plan.folded), dedup,
-                             tuple(i[1] for i in info)))
+                             ctx.name, heads[0], tuple(op.name for op in plan.folded), dedup,
+                             heads[1]))
     if plan.folded or plan.aliases or (plan.fold_steps and not plan.folds_done):
         note_run(plan, ctx.run_id)
     return t0
@@ -94,11 +100,18 @@ def run_end(ctx, t0, error=None) -> None:
 
 
 def run_steps_observed(items, vals, ctx) -> None:
-    """Run (step tuple, info) ``items`` in order, emitting events.
+    """Run (step tuple, info) ``items`` in order, emitting events (or op records, to
+    a subscriber that takes them: see ``records``)."""
+    sink = ev._bus.records
+    if sink is not None:
+        run_steps_recorded(items, vals, ctx, sink, lambda one: _run_steps_events(one, vals, ctx))
+    else:
+        _run_steps_events(items, vals, ctx)
 
-    Written for speed: one subscriber is called directly (the common case), two
-    clock reads per op, summaries of a value made once when it is produced.
-    """
+
+def _run_steps_events(items, vals, ctx) -> None:
+    """Written for speed: one subscriber is called directly (the common case), two
+    clock reads per op, summaries of a value made once when it is produced."""
     bus = ev._bus
     subs = bus.subs
     single_sub = subs[0] if len(subs) == 1 else None
@@ -174,24 +187,3 @@ def run_steps_observed(items, vals, ctx) -> None:
         if drop:
             for s in drop:
                 vals[s] = None
-
-
-def report_interrupt(exc, run_id, name, typ, parent, src, tid, t0) -> None:
-    """An op stopped by KeyboardInterrupt, SystemExit, a debugger quit or an abort:
-    close its ``OpStart`` with an ``OpError`` naming it (the exception goes on unchanged)."""
-    t1 = _now()
-    text = str(exc)
-    ev._bus.emit(ev.OpError(ev.next_seq(), run_id, t1, tid, name, typ, parent,
-                            type(exc).__name__, f"interrupted by {type(exc).__name__}"
-                            + (f": {text}" if text else ""), src, t1 - t0))
-
-
-def _report_error(exc, op, ctx, name, typ, src, tid, t0):
-    """Emit ``OpError`` for a failed op and raise its annotated error."""
-    t1 = _now()
-    err = annotate_error(exc, op, ctx)
-    ev._bus.emit(ev.OpError(ev.next_seq(), ctx.run_id, t1, tid, name, typ, None,
-                            type(err).__name__, err.message, src, t1 - t0))
-    if err is exc:
-        raise exc
-    raise err from exc

@@ -69,6 +69,7 @@ class Plan:
     blocking: tuple = ()             # per step: it calls Python, so it may block
     overlap_schedule: list | None = None  # built on the first concurrent run (overlap.py)
     event_info: list | None = None   # per-step data for events, built on first observed run
+    event_heads: tuple | None = None  # (op names, op types) every RunStart of the plan carries
 
     @functools.cached_property
     def parallel_steps(self) -> tuple:

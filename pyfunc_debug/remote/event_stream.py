@@ -1,0 +1,174 @@
+"""Events on the wire: what the target's queue holds, as ``events`` messages, and back.
+
+The queue holds events, op records and the infos that name them
+(``runtime.records``). A message carries
+
+- ``rows``: events in the JSONL trace codec's rows. A ``RunStart`` whose op
+  names (or types) were sent before names them by a number instead: ``lists``
+  gives each list the first time, ``[number, [...]]``;
+- ``ops``: ``[key, [name, type, source, producers]]`` for each op first seen;
+- ``recs``: the index of a blob of op records (``runtime.records.RECORD``:
+  ``kind, key, run, thread, seq0, t0, seq1, t1``), kind ``BOTH``, ``START``
+  or ``END`` (the end of an op whose start was sent before, while it ran).
+
+Records stay binary, as the executing thread made them: formatting big
+integers as JSON costs more than running a small op. The client rebuilds the
+events and orders them by ``seq``: it receives what an in-process subscriber
+would have.
+"""
+from __future__ import annotations
+
+import json
+import time
+
+import numpy as np
+
+from .. import events as ev
+from ..runtime.records import BOTH, END, RECORD, START
+from ..trace.codec import event_from_row, event_to_row, strict_row
+
+__all__ = ["Encoder", "Decoder"]
+
+_RUN_LISTS = (7, 10)   # RunStart row positions of its op names and op types
+EARLY_START_NS = 20_000_000   # an op running this long has its start sent before its end
+
+
+class Encoder:
+    """The target's side: one per connection (it remembers what it has named)."""
+
+    def __init__(self, sink=None):
+        self.sink = sink            # a RecordSink: its ``current`` ops may be announced early
+        self._keys: dict = {}       # id(list) -> number, for RunStart's op lists
+        self._kept: list = []       # keeps each numbered list alive, so its id is not reused
+        self._early: dict = {}      # thread+seq0 bytes -> True: starts sent before their end
+
+    def encode(self, items, extra_rows=()) -> bytes | None:
+        """One ``events`` message (line and blob) for ``items``, popped from the queue in order,
+        with the starts of ops running a while; None when there is nothing to send."""
+        rows, ops, lists = [], [], []
+        # the client orders by seq: records need not keep their place among the events
+        recs = [x for x in items if type(x) is bytes]
+        if len(recs) < len(items):
+            for x in [x for x in items if type(x) is not bytes]:
+                if type(x) is tuple:    # a step's info, named before its first record
+                    ops.append([id(x), [x[0], x[1], x[2], list(x[3])]])
+                else:
+                    row = event_to_row(x)
+                    if row[0] == "RunStart":
+                        self._number_lists(x, row, lists)
+                    rows.append(row)
+        if self._early:
+            recs = [y for y in map(self._late, recs) if y is not None]
+        if self.sink is not None:
+            self._announce(recs)
+        rows.extend(extra_rows)
+        if not (rows or recs or ops or lists):
+            return None
+        line = b'{"t":"events","rows":' + _rows_json(rows)
+        if lists:
+            line += b',"lists":' + _json(lists)
+        if not recs:
+            return line + (b',"ops":' + _json(ops) if ops else b"") + b"}\n"
+        blob = b"".join(recs)
+        return (line + b',"ops":' + _json(ops) + b',"recs":0,"blobs":[%d]}\n' % len(blob)
+                + blob)
+
+    def _number_lists(self, e, row, lists) -> None:
+        for pos in _RUN_LISTS:
+            obj = e[pos - 1]
+            k = self._keys.get(id(obj))
+            if k is None:
+                k = self._keys[id(obj)] = len(self._kept)
+                self._kept.append(obj)
+                lists.append([k, row[pos]])
+            row[pos] = k
+
+    def _announce(self, recs) -> None:
+        """The starts of ops that have been running a while (their records come when they end:
+        ``current`` is cleared before that, so a start seen here has not been sent)."""
+        now = time.perf_counter_ns()
+        named = self.sink.named
+        for thread, cur in list(self.sink.current.items()):
+            c = cur[0]
+            if c is None or now - c[3] < EARLY_START_NS:
+                continue
+            key, run, s0, t0 = c
+            mark = RECORD.pack(0, 0, 0, thread, s0, 0, 0, 0)[24:40]
+            if mark in self._early or key not in named:
+                continue
+            if len(self._early) > 1000:   # ends never seen (a dropped client's leftovers)
+                self._early.clear()
+            self._early[mark] = True
+            recs.append(RECORD.pack(START, key, run, thread, s0, t0, 0, 0))
+
+    def _late(self, x: bytes):
+        """``x``, or the end only of an op whose start went out early (nothing for its
+        ``START``: the op failed, and its ``OpError`` says so)."""
+        mark = x[24:40]
+        if mark not in self._early:
+            return x
+        del self._early[mark]
+        kind, *rest = RECORD.unpack(x)
+        return RECORD.pack(END, *rest) if kind == BOTH else None
+
+
+def _json(obj) -> bytes:
+    return json.dumps(obj, separators=(",", ":")).encode()
+
+
+def _rows_json(rows) -> bytes:
+    try:
+        text = json.dumps(rows, allow_nan=False, separators=(",", ":"))
+    except ValueError:   # a NaN/Inf in a summary: spelled as a string (strict JSON)
+        text = json.dumps([strict_row(r) for r in rows], separators=(",", ":"))
+    except TypeError:    # a field JSON cannot hold: leave those events out
+        text = json.dumps([r for r in rows if _encodable(r)], separators=(",", ":"))
+    return text.encode()
+
+
+def _encodable(row) -> bool:
+    try:
+        json.dumps(strict_row(row))
+        return True
+    except (TypeError, ValueError):
+        return False
+
+
+class Decoder:
+    """The client's side: one per connection."""
+
+    def __init__(self):
+        self._named: dict = {}
+
+    def decode(self, msg: dict, blobs=()) -> list:
+        """The events of an ``events`` message, in ``seq`` order."""
+        named = self._named
+        for k, data in msg.get("ops") or ():
+            name, typ, src, producers = data
+            named[k] = (str(name), str(typ), str(src), tuple(producers))
+        for k, data in msg.get("lists") or ():
+            named[k] = data
+        out = []
+        for row in msg["rows"]:
+            if row and row[0] == "RunStart":
+                for pos in _RUN_LISTS:
+                    if type(row[pos]) is int:
+                        row[pos] = named[row[pos]]
+            out.append(event_from_row(row))
+        if "recs" not in msg:
+            return out
+        table = np.frombuffer(blobs[msg["recs"]], "<i8").reshape(-1, 8).tolist()
+        OpStart, OpEnd = ev.OpStart, ev.OpEnd
+        for kind, k, run, thread, s0, t0, s1, t1 in table:
+            # a stretch that began before this client attached may name its ops to no one
+            name, typ, src, producers = named.get(k) or (f"<op {k:x}>", "", "", ())
+            if kind & START:
+                out.append(OpStart(s0, run, t0, thread, name, typ, None, src, producers))
+            if kind & END:
+                out.append(OpEnd(s1, run, t1, thread, name, typ, None, t1 - t0))
+        out.sort(key=_seq)
+        return out
+
+
+def _seq(e) -> int:
+    return e.seq

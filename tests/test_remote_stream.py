@@ -1,0 +1,217 @@
+"""Events streamed to an attached client as op records (``runtime.records``,
+``remote.event_stream``): the client receives what an in-process subscriber would."""
+from __future__ import annotations
+
+import collections
+import time
+
+import numpy as np
+import pytest
+
+import pyfunc_debug as tf
+from pyfunc_debug import events as ev
+from pyfunc_debug.debug.frontend import LocalLink
+from pyfunc_debug.remote.client import RemoteLink
+from pyfunc_debug.remote.event_stream import Decoder, Encoder
+from pyfunc_debug.remote.server import Server
+from pyfunc_debug.remote.wire import Channel
+from pyfunc_debug.runtime.records import RecordSink, to_events
+
+
+def _inc(a):
+    return a + 1
+
+
+def _chain(n=5, middle=None):
+    g = tf.Graph()
+    with g.as_default():
+        x = tf.compat.v1.placeholder(tf.float32, name="x")
+        y = x
+        for i in range(n):
+            if middle is not None and i == n // 2:
+                y = middle(y)
+            else:
+                y = tf.compat.v1.py_func(_inc, [y], tf.float32, name=f"inc{i}")
+    return g, x, y
+
+
+def _recorded(g, x, y, feeds, flush_every=None):
+    """Run with a record-taking subscriber; (queue items, decoded events)."""
+    q = collections.deque()
+    sink = RecordSink(q)
+    sub = ev.subscribe(q.append, records=sink)
+    items = []
+    try:
+        with tf.compat.v1.Session(graph=g) as sess:
+            for v in feeds:
+                try:
+                    sess.run(y, {x: v})
+                except tf.errors.OpError:
+                    pass
+    finally:
+        sub.close()
+    items = list(q)
+    enc, dec = Encoder(sink), Decoder()
+    out = []
+    for i in range(0, len(items), flush_every or len(items)):
+        line = enc.encode(items[i:i + (flush_every or len(items))])
+        out += _decode(dec, line)
+    return items, out
+
+
+def _decode(dec, data: bytes) -> list:
+    import json
+    line, _, rest = data.partition(b"\n")
+    msg = json.loads(line)
+    return dec.decode(msg, [rest] if rest else [])
+
+
+def _events_of(items) -> list:
+    """What the records stand for, expanded here (the reference)."""
+    infos, out = {}, []
+    for x in items:
+        if type(x) is tuple:
+            infos[id(x)] = x
+        elif type(x) is bytes:
+            out.extend(to_events(infos[int.from_bytes(x[8:16], "little", signed=True)], x))
+        else:
+            out.append(x)
+    return sorted(out, key=lambda e: e.seq)
+
+
+def _shape(events) -> list:
+    return [(type(e).__name__, getattr(e, "op", ""), getattr(e, "op_type", ""))
+            for e in events]
+
+
+def test_records_decode_to_the_events_a_subscriber_sees():
+    g, x, y = _chain()
+    plain = []
+    with ev.subscribe(plain.append):
+        with tf.compat.v1.Session(graph=g) as sess:
+            sess.run(y, {x: 1.0})
+            sess.run(y, {x: 2.0})
+    items, decoded = _recorded(g, x, y, [1.0, 2.0], flush_every=3)
+    assert sum(type(i) is bytes for i in items) == 10          # the ops came as records
+    assert decoded == _events_of(items)                        # exactly, field by field
+    assert _shape(decoded) == _shape(plain)
+    runs = [e for e in decoded if type(e) is ev.RunStart]
+    assert runs[1].ops == runs[0].ops == tuple(f"inc{i}" for i in range(5))  # numbered lists
+    assert [e.seq for e in decoded] == sorted(e.seq for e in decoded)
+    for start, end in zip(decoded[1::2], decoded[2::2]):
+        if type(end) is ev.OpEnd:
+            assert end.t_ns - end.duration_ns == start.t_ns and start.op == end.op
+            assert start.producers == plain[[e.seq for e in plain].index(
+                next(p.seq for p in plain if type(p) is ev.OpStart and p.op == start.op))].producers
+
+
+def test_a_failing_op_streams_its_start_and_its_error():
+    def bad(a):
+        raise ValueError("no good")
+
+    g, x, y = _chain(middle=lambda t: tf.compat.v1.py_func(bad, [t], tf.float32, name="bad"))
+    items, decoded = _recorded(g, x, y, [1.0])
+    shape = _shape(decoded)
+    assert shape[shape.index(("OpStart", "bad", "PyFunc")) + 1][:2] == ("OpError", "bad")
+    assert ("OpEnd", "bad", "PyFunc") not in shape
+    assert shape[-1][0] == "RunEnd" and decoded[-1].ok is False
+
+
+def test_py_function_ops_keep_their_eager_children_inside():
+    def body(t):
+        return tf.add(t, 1.0)
+
+    g, x, y = _chain(middle=lambda t: tf.py_function(body, [t], tf.float32, name="eager"))
+    _, decoded = _recorded(g, x, y, [1.0])
+    shape = _shape(decoded)
+    i, j = shape.index(("OpStart", "eager", "EagerPyFunc")), shape.index(("OpEnd", "eager",
+                                                                            "EagerPyFunc"))
+    children = decoded[i + 1:j]
+    assert children and all(e.parent == "eager" for e in children)
+
+
+def test_a_long_op_is_seen_running_before_it_ends():
+    def slow(a):
+        time.sleep(0.3)
+        return a
+
+    g, x, y = _chain(3, middle=lambda t: tf.compat.v1.py_func(slow, [t], tf.float32,
+                                                             name="slow"))
+    q = collections.deque()
+    sink = RecordSink(q)
+    enc, dec = Encoder(sink), Decoder()
+    seen = []
+    with ev.subscribe(q.append, records=sink):
+        import threading
+        done = threading.Event()
+
+        def run():
+            with tf.compat.v1.Session(graph=g) as sess:
+                sess.run(y, {x: 1.0})
+            done.set()
+        threading.Thread(target=run).start()
+        saw_running = False
+        while not done.is_set() or q:
+            items = [q.popleft() for _ in range(len(q))]
+            line = enc.encode(items)
+            if line is not None:
+                seen += _decode(dec, line)
+            if not done.is_set() and ("OpStart", "slow", "PyFunc") in _shape(seen) and \
+                    ("OpEnd", "slow", "PyFunc") not in _shape(seen):
+                saw_running = True
+            time.sleep(0.02)
+    assert saw_running                       # its start came while it ran
+    shape = _shape(seen)
+    assert shape.count(("OpStart", "slow", "PyFunc")) == 1   # and never twice
+    assert shape.count(("OpEnd", "slow", "PyFunc")) == 1
+    assert shape.index(("OpStart", "slow", "PyFunc")) < shape.index(("OpEnd", "slow", "PyFunc"))
+    end = next(e for e in seen if type(e) is ev.OpEnd and e.op == "slow")
+    assert end.duration_ns >= 0.25e9
+
+
+def test_an_attached_client_receives_every_op_over_the_socket():
+    g, x, y = _chain(50)
+    srv = Server("127.0.0.1", 0, "tok", LocalLink())
+    got = []
+    link = RemoteLink(f"127.0.0.1:{srv.port}", "tok")
+    try:
+        link.start(got.append)
+        assert srv.wait_for_client(10)
+        with tf.compat.v1.Session(graph=g) as sess:
+            for v in range(3):
+                assert sess.run(y, {x: float(v)}) == pytest.approx(v + 50)
+        deadline = time.monotonic() + 10
+        while sum(type(e) is ev.RunEnd for e in got) < 3 and time.monotonic() < deadline:
+            time.sleep(0.01)
+    finally:
+        link.quit()
+        srv.close()
+    shape = _shape(got)
+    assert shape.count(("RunEnd", "", "")) == 3
+    assert [s for s in shape if s[0] == "OpEnd"] == [("OpEnd", f"inc{i}", "PyFunc")
+                                                      for i in range(50)] * 3
+    assert all(type(e.thread) is int and e.thread > 0 for e in got if type(e) is ev.OpStart)
+
+
+def test_a_client_that_attaches_mid_stretch_still_gets_well_formed_events():
+    dec = Decoder()
+    enc = Encoder(RecordSink(collections.deque()))
+    from pyfunc_debug.runtime.records import BOTH, RECORD
+    line = enc.encode([RECORD.pack(BOTH, 12345, 1, 7, 10, 100, 11, 200)])
+    (start, end) = _decode(dec, line)
+    assert start.op == end.op and start.op.startswith("<op ")
+    assert end.duration_ns == 100
+
+
+def test_the_channel_carries_the_records_blob(tmp_path):
+    import socket
+    a, b = socket.socketpair()
+    enc, dec = Encoder(), Decoder()
+    g, x, y = _chain(3)
+    items, _ = _recorded(g, x, y, [1.0])
+    Channel(a).send_raw(enc.encode(items))
+    msg, blobs = Channel(b).receive()
+    assert len(blobs) == 1 and len(blobs[0]) == 64 * 3
+    assert dec.decode(msg, blobs) == _events_of(items)
+    a.close()
+    b.close()
