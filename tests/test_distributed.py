@@ -205,7 +205,8 @@ def test_s_at_a_remote_op_opens_pdb_in_the_worker_on_the_callers_terminal(client
         out = sess.run(fetches, {x: np.arange(3.0)})
     np.testing.assert_array_equal(out[0], pfd.Session().run(fetches[0], {x: np.arange(3.0)}))
     assert [(p.op_name, p.when) for p in pauses] == [("c", "before")]
-    assert "step_into" in pauses[0].actions
+    assert "step_into" in pauses[0].actions and pauses[0].producers() == ["b"]
+    assert pauses[0].source.endswith(f"(on worker {sorted(client.run(os.getpid))[1]})")
     text = typed.getvalue()
     assert "plus_one_and_pid()" in text and "test_distributed.py" in text  # its file and line
     assert f"(Pdb++) {worker_pids[1]}\n" in text             # the worker placed on, not us

@@ -61,8 +61,17 @@ def wraps_function(op) -> bool:
         and op.attrs.get("callback") is not None
 
 
+@dataclass(frozen=True)
+class PlacedOp(ExternalOp):
+    """A graph op run on a worker, as its pauses show it: where it ran is in ``source``,
+    and its graph ``inputs`` name the ops that produced the values."""
+
+    inputs: tuple = ()
+
+
 def _external(op, where: str = "") -> ExternalOp:
-    return ExternalOp(op.name, op.type, str(op.source) + where, wrapped=wraps_function(op))
+    return PlacedOp(op.name, op.type, str(op.source) + where, wrapped=wraps_function(op),
+                    inputs=tuple(op.inputs))
 
 
 def attended(plan, seg) -> tuple:
