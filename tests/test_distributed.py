@@ -157,6 +157,21 @@ def test_a_breakpoint_on_a_placed_op_pauses_it_on_its_worker(client, worker_pids
     assert hits == ["c", "d"]
 
 
+def test_a_debugged_run_is_one_run_from_its_first_remote_pause_to_its_last_local_op(client):
+    from pyfunc_debug.debug import Debugger
+    x, fetches = _pipeline()
+    seen = []
+    dbg = Debugger(on_pause=lambda p: seen.append(("pause", p.op_name, p.run_id)) or "continue")
+    dbg.break_on(op="a")                   # the run's first op, on a worker
+    with dbg, pfd.Session(cluster=client) as sess, pfd.trace() as tr:
+        sess.run(fetches, {x: np.arange(3.0)})
+    starts = [e for e in tr.events if type(e) is pfd.events.RunStart]
+    assert len(starts) == 1 and set(starts[0].ops) >= {"a", "b", "c", "d"}
+    assert type(tr.events[0]) is pfd.events.RunStart       # before the remote pause
+    assert [e for e in tr.events if type(e) is pfd.events.RunEnd][0] is tr.events[-1]
+    assert seen == [("pause", "a", starts[0].run_id)]
+
+
 def test_abort_at_a_remote_pause_cancels_the_run(client):
     from pyfunc_debug.debug import Debugger
     x, fetches = _pipeline()

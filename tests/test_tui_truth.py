@@ -116,6 +116,15 @@ def prints_around_a_run():
     return 0
 
 
+def starts_a_process_pool():
+    import concurrent.futures
+    import multiprocessing
+    ctx = multiprocessing.get_context("spawn")  # as Dask's LocalCluster: a resource tracker too
+    with concurrent.futures.ProcessPoolExecutor(1, mp_context=ctx) as pool:
+        print("child says", pool.submit(abs, -7).result())
+    return 0
+
+
 def names_alike():
     g = pfd.Graph()
     with g.as_default(), pfd.name_scope("combine"):
@@ -207,6 +216,15 @@ async def test_printed_output_sits_in_the_log_in_order_with_the_events():
         done = next(i for i, l in enumerate(lines) if "done  inc" in l)
         after = next(i for i, l in enumerate(lines) if "after the run" in l)
         assert before < start < done < after
+
+
+@pytest.mark.asyncio
+async def test_a_script_can_start_worker_processes_under_the_ui():
+    app, _ = _app(starts_a_process_pool)
+    async with _running(app) as pilot:
+        await _finished(pilot)
+        assert app.target_status == 0, app.target_status
+        assert any("child says 7" in str(line) for line in app.query_one(EventLog).lines)
 
 
 @pytest.mark.asyncio

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import io
 import os
 import threading
 import time
@@ -98,6 +99,7 @@ class PfdApp(App):
         self._refresh_breakpoints()
         self._ticker = self.set_interval(TICK, self.tick)
         self.begin_capture_print(self.bridge.print_sink)   # in order with the events
+        _no_fileno(self)
         if self.target is not None:
             self.worker_thread = threading.Thread(target=self._work, name="pfd-worker", daemon=True)
             self.worker_thread.start()
@@ -438,3 +440,16 @@ def _relative(source: str) -> str:
     except ValueError:
         return source
     return (f"{rel}:{line}" if not rel.startswith("..") else path) + sep + where
+
+
+def _no_fileno(app) -> None:
+    """The script's ``sys.stdout``/``sys.stderr`` are Textual's print captures, whose
+    ``fileno()`` is -1: code that passes it on (multiprocessing's resource tracker, so
+    a script that starts a Dask ``LocalCluster``) fails with "bad value(s) in
+    fds_to_keep". Saying "no file descriptor" the usual way lets it carry on."""
+    def fileno() -> int:
+        raise io.UnsupportedOperation("the debugger's UI captures this stream: no fileno")
+    for name in ("_capture_stdout", "_capture_stderr"):
+        capture = getattr(app, name, None)
+        if capture is not None:
+            capture.fileno = fileno

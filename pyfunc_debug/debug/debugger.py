@@ -391,5 +391,5 @@ def _wraps(op) -> bool:
         and op.attrs.get("callback") is not None
 
 
-def _run_debugged(plan, vals, ctx, pool):
-    run_debugged(plan, vals, ctx, pool, attached())
+def _run_debugged(plan, vals, ctx, pool, span=True):
+    run_debugged(plan, vals, ctx, pool, attached(), span)

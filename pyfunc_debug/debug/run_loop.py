@@ -35,9 +35,11 @@ _now = time.perf_counter_ns
 BLOCK = 64  # unwatched steps run in blocks this long, so interrupt() takes effect soon
 
 
-def run_debugged(plan, vals, ctx, pool, dbgs) -> None:
+def run_debugged(plan, vals, ctx, pool, dbgs, span: bool = True) -> None:
+    """Run ``plan`` under debuggers ``dbgs``; ``span=False``: the caller brackets the run
+    (``RunStart``/``RunEnd``) itself, this is a part of it (a Dask run's local segment)."""
     observed = bool(ev._bus.subs)
-    with run_span(plan, ctx, observed):
+    with run_span(plan, ctx, observed and span):
         if plan.fold_steps and not plan.folds_done:
             _run_folds(plan, vals, ctx, lambda: _run_folds_debugged(plan, vals, ctx, dbgs,
                                                                     observed))

@@ -69,7 +69,7 @@ class ClusterExecutor:
         if not workers:
             _no_workers(plan)
         layout = self._layout(plan, len(workers))
-        observed = bool(ev._bus.subs) and hooks.runner is None  # a debugger emits its own
+        observed = bool(ev._bus.subs)   # one span for the whole run, debugged or not
         with run_span(plan, ctx, observed), eager_mode():
             if plan.fold_steps and not plan.folds_done:
                 run_folds(plan, vals, ctx, (lambda: run_steps_observed(
@@ -169,7 +169,7 @@ def _no_workers(plan) -> None:
 
 def _run_here(plan, seg, sub_plan, vals, ctx, observed) -> None:
     if hooks.runner is not None:  # a debugger is attached: its loop, for these steps
-        hooks.runner(sub_plan, vals, ctx, None)
+        hooks.runner(sub_plan, vals, ctx, None, span=False)
     elif observed:
         run_steps_observed(main_items(plan, seg.indices), vals, ctx)
     else:
