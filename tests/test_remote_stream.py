@@ -39,7 +39,7 @@ def _recorded(g, x, y, feeds, flush_every=None):
     """Run with a record-taking subscriber; (queue items, decoded events)."""
     q = collections.deque()
     sink = RecordSink(q)
-    sub = ev.subscribe(q.append, records=sink)
+    sub = ev.subscribe(sink.put_event, records=sink)
     items = []
     try:
         with tf.compat.v1.Session(graph=g) as sess:
@@ -59,8 +59,10 @@ def _recorded(g, x, y, feeds, flush_every=None):
     return items, out
 
 
-def _decode(dec, data: bytes) -> list:
+def _decode(dec, data: bytes | None) -> list:
     import json
+    if data is None:
+        return []
     line, _, rest = data.partition(b"\n")
     msg = json.loads(line)
     return dec.decode(msg, [rest] if rest else [])
@@ -72,8 +74,9 @@ def _events_of(items) -> list:
     for x in items:
         if type(x) is tuple:
             infos[id(x)] = x
-        elif type(x) is bytes:
-            out.extend(to_events(infos[int.from_bytes(x[8:16], "little", signed=True)], x))
+        elif type(x) is list:
+            for r in x:
+                out.extend(to_events(infos[int.from_bytes(r[8:16], "little", signed=True)], r))
         else:
             out.append(x)
     return sorted(out, key=lambda e: e.seq)
@@ -92,7 +95,7 @@ def test_records_decode_to_the_events_a_subscriber_sees():
             sess.run(y, {x: 1.0})
             sess.run(y, {x: 2.0})
     items, decoded = _recorded(g, x, y, [1.0, 2.0], flush_every=3)
-    assert sum(type(i) is bytes for i in items) == 10          # the ops came as records
+    assert sum(len(i) for i in items if type(i) is list) == 10   # the ops came as records
     assert decoded == _events_of(items)                        # exactly, field by field
     assert _shape(decoded) == _shape(plain)
     runs = [e for e in decoded if type(e) is ev.RunStart]
@@ -141,7 +144,7 @@ def test_a_long_op_is_seen_running_before_it_ends():
     sink = RecordSink(q)
     enc, dec = Encoder(sink), Decoder()
     seen = []
-    with ev.subscribe(q.append, records=sink):
+    with ev.subscribe(sink.put_event, records=sink):
         import threading
         done = threading.Event()
 
@@ -167,6 +170,25 @@ def test_a_long_op_is_seen_running_before_it_ends():
     assert shape.index(("OpStart", "slow", "PyFunc")) < shape.index(("OpEnd", "slow", "PyFunc"))
     end = next(e for e in seen if type(e) is ev.OpEnd and e.op == "slow")
     assert end.duration_ns >= 0.25e9
+
+
+def test_a_run_inside_a_wrapped_function_streams_inside_its_op():
+    inner_g, inner_x, inner_y = _chain(2)
+
+    def nested(a):
+        with tf.compat.v1.Session(graph=inner_g) as sess:
+            return sess.run(inner_y, {inner_x: a})
+
+    g, x, y = _chain(3, middle=lambda t: tf.compat.v1.py_func(nested, [t], tf.float32,
+                                                               name="nested"))
+    items, decoded = _recorded(g, x, y, [1.0], flush_every=1)
+    shape = _shape(decoded)
+    start, end = shape.index(("OpStart", "nested", "PyFunc")), shape.index(("OpEnd", "nested",
+                                                                           "PyFunc"))
+    inner = shape[start + 1:end]
+    assert inner[0][0] == "RunStart" and inner[-1][0] == "RunEnd" and len(inner) == 6
+    assert shape.count(("OpStart", "nested", "PyFunc")) == 1
+    assert [e.seq for e in decoded] == sorted(e.seq for e in decoded)
 
 
 def test_an_attached_client_receives_every_op_over_the_socket():
@@ -211,7 +233,7 @@ def test_the_channel_carries_the_records_blob(tmp_path):
     items, _ = _recorded(g, x, y, [1.0])
     Channel(a).send_raw(enc.encode(items))
     msg, blobs = Channel(b).receive()
-    assert len(blobs) == 1 and len(blobs[0]) == 64 * 3
+    assert len(blobs) == 1 and len(blobs[0]) == 64 * 3   # one record per op
     assert dec.decode(msg, blobs) == _events_of(items)
     a.close()
     b.close()

@@ -10,6 +10,7 @@ The queue holds events, op records and the infos that name them
 - ``recs``: the index of a blob of op records (``runtime.records.RECORD``:
   ``kind, key, run, thread, seq0, t0, seq1, t1``), kind ``BOTH``, ``START``
   or ``END`` (the end of an op whose start was sent before, while it ran).
+  They come from the queue in lists; joining them is all the encoding they need.
 
 Records stay binary, as the executing thread made them: formatting big
 integers as JSON costs more than running a small op. The client rebuilds the
@@ -24,7 +25,7 @@ import time
 import numpy as np
 
 from .. import events as ev
-from ..runtime.records import BOTH, END, RECORD, START
+from ..runtime.records import END, START
 from ..trace.codec import event_from_row, event_to_row, strict_row
 
 __all__ = ["Encoder", "Decoder"]
@@ -34,33 +35,37 @@ EARLY_START_NS = 20_000_000   # an op running this long has its start sent befor
 
 
 class Encoder:
-    """The target's side: one per connection (it remembers what it has named)."""
+    """The target's side: one per connection (it remembers what it has numbered)."""
 
     def __init__(self, sink=None):
-        self.sink = sink            # a RecordSink: its ``current`` ops may be announced early
+        self.sink = sink            # the RecordSink whose queue this encodes
         self._keys: dict = {}       # id(list) -> number, for RunStart's op lists
         self._kept: list = []       # keeps each numbered list alive, so its id is not reused
-        self._early: dict = {}      # thread+seq0 bytes -> True: starts sent before their end
 
     def encode(self, items, extra_rows=()) -> bytes | None:
         """One ``events`` message (line and blob) for ``items``, popped from the queue in order,
         with the starts of ops running a while; None when there is nothing to send."""
-        rows, ops, lists = [], [], []
+        rows, ops, lists, recs, starts = [], [], [], [], []
         # the client orders by seq: records need not keep their place among the events
-        recs = [x for x in items if type(x) is bytes]
-        if len(recs) < len(items):
-            for x in [x for x in items if type(x) is not bytes]:
-                if type(x) is tuple:    # a step's info, named before its first record
-                    ops.append([id(x), [x[0], x[1], x[2], list(x[3])]])
-                else:
-                    row = event_to_row(x)
-                    if row[0] == "RunStart":
-                        self._number_lists(x, row, lists)
-                    rows.append(row)
-        if self._early:
-            recs = [y for y in map(self._late, recs) if y is not None]
-        if self.sink is not None:
-            self._announce(recs)
+        for x in items:
+            t = type(x)
+            if t is list:           # a batch of records
+                recs += x
+            elif t is bytes:        # the start of an op, sent early (before a nested event)
+                starts.append(x)
+            elif t is tuple:        # a step's info, named before its first record
+                ops.append([id(x), [x[0], x[1], x[2], list(x[3])]])
+            else:
+                row = event_to_row(x)
+                if row[0] == "RunStart":
+                    self._number_lists(x, row, lists)
+                rows.append(row)
+        sink = self.sink
+        if sink is not None:
+            if sink.early:
+                recs = [y for y in map(sink.late, recs) if y is not None]
+            self._announce(starts)
+        recs += starts
         rows.extend(extra_rows)
         if not (rows or recs or ops or lists):
             return None
@@ -84,32 +89,15 @@ class Encoder:
             row[pos] = k
 
     def _announce(self, recs) -> None:
-        """The starts of ops that have been running a while (their records come when they end:
-        ``current`` is cleared before that, so a start seen here has not been sent)."""
+        """The starts of ops that have been running a while (their records come later)."""
         now = time.perf_counter_ns()
-        named = self.sink.named
-        for thread, cur in list(self.sink.current.items()):
+        sink = self.sink
+        for thread, cur in list(sink.current.items()):
             c = cur[0]
-            if c is None or now - c[3] < EARLY_START_NS:
-                continue
-            key, run, s0, t0 = c
-            mark = RECORD.pack(0, 0, 0, thread, s0, 0, 0, 0)[24:40]
-            if mark in self._early or key not in named:
-                continue
-            if len(self._early) > 1000:   # ends never seen (a dropped client's leftovers)
-                self._early.clear()
-            self._early[mark] = True
-            recs.append(RECORD.pack(START, key, run, thread, s0, t0, 0, 0))
-
-    def _late(self, x: bytes):
-        """``x``, or the end only of an op whose start went out early (nothing for its
-        ``START``: the op failed, and its ``OpError`` says so)."""
-        mark = x[24:40]
-        if mark not in self._early:
-            return x
-        del self._early[mark]
-        kind, *rest = RECORD.unpack(x)
-        return RECORD.pack(END, *rest) if kind == BOTH else None
+            if c is not None and now - c[3] >= EARLY_START_NS and c[0] in sink.named:
+                record = sink.start_early(thread)
+                if record is not None:
+                    recs.append(record)
 
 
 def _json(obj) -> bytes:

@@ -215,7 +215,7 @@ class Server:
     # -- the executing thread's side --------------------------------------------------------
     def _on_event(self, e) -> None:
         if len(self._events) < QUEUE_LIMIT:
-            self._events.append(e)
+            self._records.put_event(e)
         else:
             self._dropped += 1
 
