@@ -18,8 +18,10 @@ naming its file.
 """
 from __future__ import annotations
 
+import collections
 import json
 import os
+import threading
 import time
 import warnings
 
@@ -35,6 +37,7 @@ __all__ = ["JsonlWriter", "load_trace", "TraceFormatError", "LoadedTrace", "FORM
 FORMAT = "pyfunc-debug-trace"
 VERSION = 1
 FLUSH_NS = 50_000_000
+BATCH_EVENTS = 4096  # queued events encoded together (at most; a RunEnd sends them sooner)
 BATCH = 2048  # lines parsed per json.loads call when loading
 
 
@@ -42,20 +45,19 @@ _N_SUMMARY = len(SUMMARY_FIELDS)
 _INF = float("inf")
 _PLAIN_DTYPES = frozenset({"float16", "float32", "float64", "int8", "int16", "int32", "int64",
                            "uint8", "uint16", "uint32", "uint64"})
+_quote = json.encoder.encode_basestring_ascii  # a str as a JSON string literal (C)
 
 
 def _scalar_row(s):
     """The JSON of a finite numeric scalar's summary, formatted directly; else None.
 
-    Such a summary has min, max and mean one float and a preview JSON needs no
-    escapes for.
+    Such a summary (as ``summarize`` makes it) has min, max and mean one float.
     """
-    v, p = s[3], s[8]
+    v = s[3]
     if v.__class__ is float and v is s[4] and v is s[5] and -_INF < v < _INF and s[0] == () \
-            and s[1] in _PLAIN_DTYPES and s[2] == 1 and not (s[6] or s[7] or s[9]) \
-            and p.isascii() and p.isprintable() and '"' not in p and "\\" not in p:
+            and s[2] == 1 and not (s[6] or s[7] or s[9]) and s[1] in _PLAIN_DTYPES:
         r = repr(v)
-        return f'[[],"{s[1]}",1,{r},{r},{r},0,0,"{p}",false]'
+        return f'[[],"{s[1]}",1,{r},{r},{r},0,0,{_quote(s[8])},false]'
     return None
 
 
@@ -73,7 +75,17 @@ class LoadedTrace(list):
 
 
 class JsonlWriter:
-    """Appends events to ``path`` as they come."""
+    """Appends events to ``path`` as they come.
+
+    ``write`` only queues the event (one ``deque.append``: the run's thread pays
+    little more); the queue is encoded and written in batches — at every
+    ``RunEnd``, by a helper thread at least every ``FLUSH_NS``, once
+    ``BATCH_EVENTS`` events wait, and on ``flush``/``close``. Encoding still
+    holds the GIL, so batches save the per-event overhead, not the encoding:
+    OpStart/OpEnd rows are formatted from parts encoded once (an op's names,
+    each summary). With capture="full" every event is written at once (its
+    value files before its line; no queue of captured arrays).
+    """
 
     def __init__(self, path, capture: str):
         self.path = os.fspath(path)
@@ -91,14 +103,127 @@ class JsonlWriter:
             self._f.close()
             os.unlink(tmp)
             raise
-        self._last_flush = time.perf_counter_ns()
         self._dumps = _row_encoder()
         self._values_dir = None
-        self.count = 0
-        self._fast = capture != "full"   # OpStart/OpEnd rows from cached parts (see _op_row)
+        self._written = 0
+        self._fast = capture != "full"   # OpStart/OpEnd rows from cached parts (see _lines)
         self._static: dict = {}          # (op, type, parent, ...) -> their JSON
         self._sums: dict = {}            # id(summary) -> (summary, its JSON): each once
-        self._buf: list = []             # lines not yet handed to the file
+        self._queue = collections.deque()
+        self._lock = threading.Lock()    # one batch at a time, in queue order
+        self._error = None               # what stopped the helper thread, raised on close
+        self._closing = threading.Event()
+        self._flusher = None
+        if self._fast:
+            self.write = self._queue_event  # the hot path: no Python frame beyond this one
+            self._flusher = threading.Thread(target=self._flush_periodically, daemon=True,
+                                             name=f"jsonl-flush {os.path.basename(self.path)}")
+            self._flusher.start()
+
+    @property
+    def count(self) -> int:
+        """Events written or queued."""
+        with self._lock:
+            return self._written + len(self._queue)
+
+    def write(self, event) -> None:
+        """Write ``event`` now (capture="full"; other captures queue it, see the class)."""
+        self._queue.append(event)
+        self.flush()
+
+    def _queue_event(self, event) -> None:
+        queue = self._queue
+        queue.append(event)
+        if len(queue) >= BATCH_EVENTS or event.__class__ is RunEnd:
+            self.flush(event.__class__ is RunEnd)
+
+    def flush(self, to_os: bool = True) -> None:
+        """Encode the queued events; with ``to_os``, hand every line to the operating system."""
+        with self._lock:
+            queue = self._queue
+            n = len(queue)
+            if n:  # popleft: events queued meanwhile (another thread) stay for the next batch
+                batch = [queue.popleft() for _ in range(n)]
+                self._f.write("\n".join(self._lines(batch)) + "\n")
+                self._written += n
+            if to_os:
+                self._f.flush()
+
+    def _flush_periodically(self) -> None:
+        try:
+            while not self._closing.wait(FLUSH_NS / 1e9):
+                if self._queue:
+                    self.flush()
+        except BaseException as e:  # e.g. the disk is full: say so on close
+            self._error = e
+
+    def _lines(self, batch) -> list:
+        """The JSON lines of ``batch``, each the row ``event_to_row`` and encoding give.
+
+        OpStart/OpEnd rows come from parts encoded once — an op's fixed fields,
+        each summary (an output's is the next op's input's) — in one loop with
+        no call per event; other events (and all with capture="full") are
+        encoded the generic way.
+        """
+        static, sums, summary, fast = self._static, self._sums, self._summary, self._fast
+        if len(static) > 100_000:
+            static.clear()
+        if len(sums) > 4096:
+            sums.clear()
+        out = []
+        append = out.append
+        for e in batch:
+            cls = e.__class__
+            if cls is OpEnd and fast:
+                part = static.get(e[4:7]) or self._static_json(e[4:7])
+                ins, outs = e[8], e[9]
+                if len(ins) == 1:
+                    found = sums.get(id(ins[0]))
+                    ins = found[1] if found is not None and found[0] is ins[0] \
+                        else summary(ins[0])
+                else:
+                    ins = ",".join([summary(x) for x in ins])
+                if len(outs) == 1:
+                    found = sums.get(id(outs[0]))
+                    outs = found[1] if found is not None and found[0] is outs[0] \
+                        else summary(outs[0])
+                else:
+                    outs = ",".join([summary(x) for x in outs])
+                rid = e[1]
+                append(f'["OpEnd",{e[0]},{"null" if rid is None else rid},{e[2]},{e[3]},{part},'
+                       f'{e[7]},[{ins}],[{outs}]]')
+            elif cls is OpStart and fast:
+                part = static.get(e[4:]) or self._static_json(e[4:])
+                rid = e[1]
+                append(f'["OpStart",{e[0]},{"null" if rid is None else rid},{e[2]},{e[3]},'
+                       f'{part}]')
+            else:
+                append(self._generic(e))
+        return out
+
+    def _generic(self, event) -> str:
+        row = event_to_row(event, self._value_key)
+        try:
+            return self._dumps(row)
+        except ValueError:  # a NaN or Inf: spelled as a string (strict JSON)
+            return self._dumps(strict_row(row))
+
+    def _static_json(self, key) -> str:
+        """An op's fixed fields as JSON (without brackets), encoded once per op."""
+        text = self._static[key] = self._dumps(list(key))[1:-1]
+        return text
+
+    def _summary(self, s) -> str:
+        """A summary's JSON, kept with the summary (holding it keeps its id from reuse)."""
+        text = _scalar_row(s)
+        if text is None:
+            fields = s[:_N_SUMMARY]
+            try:
+                text = self._dumps(fields)
+            except ValueError:  # a NaN or Inf: spelled as a string (strict JSON)
+                text = self._dumps(strict_fields(fields))
+        self._sums[id(s)] = (s, text)
+        return text
 
     def _value_key(self, event, field, i):
         key = f"{event.seq}-{'in' if field == 'inputs' else 'out'}{i}"
@@ -108,75 +233,20 @@ class JsonlWriter:
         write_value(self._values_dir, key, getattr(event, field)[i].value)
         return key
 
-    def write(self, event) -> None:
-        cls = event.__class__
-        if self._fast and (cls is OpStart or cls is OpEnd):
-            line = self._op_row(event, cls is OpStart)
-        else:
-            row = event_to_row(event, self._value_key)
-            try:
-                line = self._dumps(row)
-            except ValueError:  # a NaN or Inf: spelled as a string (strict JSON)
-                line = self._dumps(strict_row(row))
-        buf = self._buf
-        buf.append(line)
-        self.count += 1
-        now = event.t_ns  # a perf_counter_ns reading already: no second clock read
-        if cls is RunEnd or now - self._last_flush > FLUSH_NS:
-            self.flush()
-            self._last_flush = now
-        elif len(buf) >= 512:
-            self._f.write("\n".join(buf) + "\n")
-            buf.clear()
-
-    def flush(self) -> None:
-        """Hand every line written so far to the operating system."""
-        if self._buf:
-            self._f.write("\n".join(self._buf) + "\n")
-            self._buf.clear()
-        self._f.flush()
-
-    def _op_row(self, e, start: bool) -> str:
-        """The row ``event_to_row`` + encoding would give, from parts encoded once:
-        an op's names and source per op, each summary once (an output summary is
-        the next op's input summary)."""
-        key = e[4:] if start else e[4:7]
-        static = self._static.get(key)
-        if static is None:
-            if len(self._static) > 100_000:
-                self._static.clear()
-            static = self._static[key] = self._dumps(list(key))[1:-1]
-        rid = "null" if e.run_id is None else e.run_id
-        if start:
-            return f'["OpStart",{e.seq},{rid},{e.t_ns},{e.thread},{static}]'
-        ins, outs = e.inputs, e.outputs
-        return (f'["OpEnd",{e.seq},{rid},{e.t_ns},{e.thread},{static},{e.duration_ns},'
-                f'[{self._summary(ins[0]) if len(ins) == 1 else self._summaries(ins)}],'
-                f'[{self._summary(outs[0]) if len(outs) == 1 else self._summaries(outs)}]]')
-
-    def _summaries(self, sums) -> str:
-        return ",".join([self._summary(s) for s in sums])
-
-    def _summary(self, s) -> str:
-        found = self._sums.get(id(s))
-        if found is not None and found[0] is s:
-            return found[1]
-        text = _scalar_row(s)
-        fields = s[:_N_SUMMARY]
-        try:
-            if text is None:
-                text = self._dumps(fields)
-        except ValueError:  # a NaN or Inf: spelled as a string (strict JSON)
-            text = self._dumps(strict_fields(fields))
-        if len(self._sums) >= 4096:
-            self._sums.clear()
-        self._sums[id(s)] = (s, text)  # holding ``s`` keeps its id from being reused
-        return text
-
     def close(self) -> None:
+        """Write what is queued, stop the helper thread and close the file."""
+        if self._flusher is not None:
+            self._closing.set()
+            if self._flusher is not threading.current_thread():
+                self._flusher.join()
         if not self._f.closed:
-            self.flush()
-            self._f.close()
+            try:
+                self.flush()
+            finally:
+                self._f.close()
+        if self._error is not None:
+            error, self._error = self._error, None
+            raise OSError(f"writing the trace {self.path} failed: {error}") from error
 
 
 def _not_json(o):
