@@ -141,3 +141,28 @@ def test_full_capture_writes_each_event_at_once(tmp_path):
     w.close()
     (e,) = tf.load_trace(tmp_path / "t.jsonl")
     np.testing.assert_array_equal(e.outputs[0].value, np.arange(3.0))
+
+
+@pytest.mark.parametrize("capture", ["summary", "full"])
+def test_the_window_gets_the_latest_events_in_file_order_without_values(tmp_path, capture):
+    import collections
+    window = collections.deque(maxlen=5)
+    path = tmp_path / "t.jsonl"
+    w = JsonlWriter(path, capture, window=window)
+    s = summarize(np.arange(4.0), capture_bytes=1 << 20 if capture == "full" else 0)
+    events = [ev.RunStart(1, 1, 0, 7, "session", "")]
+    for i in range(4):
+        events += [_start(2 + 2 * i, op=f"op{i}"),
+                   ev.OpEnd(3 + 2 * i, 1, 40, 7, f"op{i}", "PyFunc", None, 5, (s,), (s,))]
+    events.append(ev.RunEnd(10, 1, 90, 7, 90, True))
+    for e in events:
+        w.write(e)
+    assert [e.seq for e in window] == [6, 7, 8, 9, 10]  # written at the RunEnd
+    assert all(x.value is None for e in window if type(e) is ev.OpEnd
+               for x in e.inputs + e.outputs)
+    assert w.counts[ev.OpEnd] == 4 and w.counts[ev.RunStart] == 1 and w.counts[ev.RunEnd] == 1
+    w.close()
+    loaded = tf.load_trace(path)
+    assert [e.seq for e in loaded[-5:]] == [e.seq for e in window]
+    if capture == "full":
+        np.testing.assert_array_equal(loaded[-2].outputs[0].value, np.arange(4.0))

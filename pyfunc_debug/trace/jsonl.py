@@ -85,9 +85,14 @@ class JsonlWriter:
     OpStart/OpEnd rows are formatted from parts encoded once (an op's names,
     each summary). With capture="full" every event is written at once (its
     value files before its line; no queue of captured arrays).
+
+    ``window`` (a ``deque(maxlen=...)``, optional) receives each event once
+    its line is written, in the file's order and without captured values
+    (they are in the value files); ``counts`` counts written events by type.
+    With them a recorder needs no lock of its own: ``write`` is its callback.
     """
 
-    def __init__(self, path, capture: str):
+    def __init__(self, path, capture: str, window=None):
         self.path = os.fspath(path)
         header = {"format": FORMAT, "version": VERSION, "pid": os.getpid(),
                   "created": time.time(), "capture": capture, "rows": schema()}
@@ -109,6 +114,8 @@ class JsonlWriter:
         self._fast = capture != "full"   # OpStart/OpEnd rows from cached parts (see _lines)
         self._static: dict = {}          # (op, type, parent, ...) -> their JSON
         self._sums: dict = {}            # id(summary) -> (summary, its JSON): each once
+        self.window = window
+        self.counts = collections.Counter()  # event type -> events written
         self._queue = collections.deque()
         self._lock = threading.Lock()    # one batch at a time, in queue order
         self._error = None               # what stopped the helper thread, raised on close
@@ -146,6 +153,9 @@ class JsonlWriter:
                 batch = [queue.popleft() for _ in range(n)]
                 self._f.write("\n".join(self._lines(batch)) + "\n")
                 self._written += n
+                self.counts.update(map(type, batch))
+                if self.window is not None:
+                    self.window.extend(batch if self._fast else map(_without_values, batch))
             if to_os:
                 self._f.flush()
 
@@ -247,6 +257,16 @@ class JsonlWriter:
         if self._error is not None:
             error, self._error = self._error, None
             raise OSError(f"writing the trace {self.path} failed: {error}") from error
+
+
+def _without_values(event):
+    """``event`` with no captured value in its summaries (an OpEnd's, a Warning's inputs)."""
+    sums = getattr(event, "inputs", ()) + getattr(event, "outputs", ())
+    if all(s.value is None for s in sums):
+        return event
+    fields = {f: tuple(s._replace(value=None) for s in getattr(event, f))
+              for f in ("inputs", "outputs") if f in event._fields}
+    return event._replace(**fields)
 
 
 def _not_json(o):
