@@ -89,7 +89,6 @@ _new = tuple.__new__  # all fields given: skip NamedTuple's Python-level __new__
 
 _INF = float("inf")
 _F32 = np.dtype(np.float32)
-_F64 = np.dtype(np.float64)
 _dot, _add, _min, _max = np.dot, np.add.reduce, np.minimum.reduce, np.maximum.reduce
 
 
@@ -112,7 +111,9 @@ def _big_float32(arr, flat, kept):
     if not _dot(flat, flat) < _INF:   # NaN compares false too
         return None
     sample = flat[::flat.size // SAMPLE].copy()  # gathered once, reduced in cache
-    mean = float(_add(sample, dtype=_F64)) / sample.size
+    # a float32 (pairwise) sum: close enough for a sampled mean, and it cannot overflow
+    # here (a finite sum of squares bounds every element by 1.9e19)
+    mean = float(_add(sample)) / sample.size
     return _new(ValueSummary, (arr.shape, "float32", arr.size, float(_min(sample)),
                                float(_max(sample)), mean, 0, 0, _preview(flat), True, kept))
 
