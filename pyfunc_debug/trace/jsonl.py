@@ -164,16 +164,16 @@ class JsonlWriter:
             while not self._closing.wait(FLUSH_NS / 1e9):
                 if self._queue:
                     self.flush()
-        except BaseException as e:  # e.g. the disk is full: say so on close
+        except Exception as e:  # e.g. the disk is full: raised by close()
             self._error = e
 
     def _lines(self, batch) -> list:
         """The JSON lines of ``batch``, each the row ``event_to_row`` and encoding give.
 
         OpStart/OpEnd rows come from parts encoded once — an op's fixed fields,
-        each summary (an output's is the next op's input's) — in one loop with
-        no call per event; other events (and all with capture="full") are
-        encoded the generic way.
+        each summary (an output's is the next op's input's) — formatted inline
+        (a call per event costs about as much as the formatting); other events,
+        and all with capture="full", are encoded the generic way.
         """
         static, sums, summary, fast = self._static, self._sums, self._summary, self._fast
         if len(static) > 100_000:
@@ -254,9 +254,9 @@ class JsonlWriter:
                 self.flush()
             finally:
                 self._f.close()
-        if self._error is not None:
+        if self._error is not None:  # the helper thread's batch was not written
             error, self._error = self._error, None
-            raise OSError(f"writing the trace {self.path} failed: {error}") from error
+            raise error
 
 
 def _without_values(event):
