@@ -166,3 +166,32 @@ def test_the_window_gets_the_latest_events_in_file_order_without_values(tmp_path
     assert [e.seq for e in loaded[-5:]] == [e.seq for e in window]
     if capture == "full":
         np.testing.assert_array_equal(loaded[-2].outputs[0].value, np.arange(4.0))
+
+
+@pytest.mark.skipif(not hasattr(__import__("os"), "fork"), reason="needs os.fork")
+def test_a_forked_child_writes_without_waiting_for_the_parents_helper_thread(tmp_path):
+    import os
+    path = tmp_path / "t.jsonl"
+    w = JsonlWriter(path, "summary")
+    w.write(_start(1))
+    with w._lock:  # as if the helper thread were writing a batch when the process forked
+        pid = os.fork()
+        if pid == 0:  # the child: its own lock, no helper thread, the parent's queue not its own
+            try:
+                w.write(_start(2))
+                w.write(ev.RunEnd(3, 1, 30, 7, 20, True))
+                os._exit(0 if w._flusher is None else 1)
+            finally:
+                os._exit(2)
+    deadline = time.monotonic() + 20
+    while time.monotonic() < deadline:
+        done, status = os.waitpid(pid, os.WNOHANG)
+        if done:
+            break
+        time.sleep(0.01)
+    else:
+        os.kill(pid, 9)
+        pytest.fail("the forked child hung on the writer's lock")
+    assert os.waitstatus_to_exitcode(status) == 0
+    w.close()
+    assert sorted(e.seq for e in tf.load_trace(path)) == [1, 2, 3]

@@ -24,6 +24,7 @@ import os
 import threading
 import time
 import warnings
+import weakref
 
 from ..events import OpEnd, OpStart, RunEnd
 from .bulk import paused_gc
@@ -122,6 +123,7 @@ class JsonlWriter:
         self._closing = threading.Event()
         self._flusher = None
         if self._fast:
+            _open_writers.add(self)
             self.write = self._queue_event  # the hot path: no Python frame beyond this one
             self._flusher = threading.Thread(target=self._flush_periodically, daemon=True,
                                              name=f"jsonl-flush {os.path.basename(self.path)}")
@@ -243,8 +245,16 @@ class JsonlWriter:
         write_value(self._values_dir, key, getattr(event, field)[i].value)
         return key
 
+    def _after_fork(self) -> None:
+        """In a forked child: no helper thread, and the lock it may have held is new;
+        the parent's queued events are the parent's to write."""
+        self._lock = threading.Lock()
+        self._queue.clear()
+        self._flusher = None
+
     def close(self) -> None:
         """Write what is queued, stop the helper thread and close the file."""
+        _open_writers.discard(self)
         if self._flusher is not None:
             self._closing.set()
             if self._flusher is not threading.current_thread():
@@ -257,6 +267,18 @@ class JsonlWriter:
         if self._error is not None:  # the helper thread's batch was not written
             error, self._error = self._error, None
             raise error
+
+
+_open_writers: weakref.WeakSet = weakref.WeakSet()
+
+
+def _after_fork_in_child() -> None:
+    for writer in list(_open_writers):
+        writer._after_fork()
+
+
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_after_fork_in_child)
 
 
 def _without_values(event):
