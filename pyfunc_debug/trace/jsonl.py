@@ -43,23 +43,10 @@ BATCH = 2048  # lines parsed per json.loads call when loading
 
 
 _N_SUMMARY = len(SUMMARY_FIELDS)
-_INF = float("inf")
+assert _N_SUMMARY == 10, "JsonlWriter._summary unpacks the 11 fields of a ValueSummary"
 _PLAIN_DTYPES = frozenset({"float16", "float32", "float64", "int8", "int16", "int32", "int64",
                            "uint8", "uint16", "uint32", "uint64"})
 _quote = json.encoder.encode_basestring_ascii  # a str as a JSON string literal (C)
-
-
-def _scalar_row(s):
-    """The JSON of a finite numeric scalar's summary, formatted directly; else None.
-
-    Such a summary (as ``summarize`` makes it) has min, max and mean one float.
-    """
-    v = s[3]
-    if v.__class__ is float and v is s[4] and v is s[5] and -_INF < v < _INF and s[0] == () \
-            and s[2] == 1 and not (s[6] or s[7] or s[9]) and s[1] in _PLAIN_DTYPES:
-        r = repr(v)
-        return f'[[],"{s[1]}",1,{r},{r},{r},0,0,{_quote(s[8])},false]'
-    return None
 
 
 class TraceFormatError(ValueError):
@@ -114,7 +101,8 @@ class JsonlWriter:
         self._written = 0
         self._fast = capture != "full"   # OpStart/OpEnd rows from cached parts (see _lines)
         self._static: dict = {}          # (op, type, parent, ...) -> their JSON
-        self._sums: dict = {}            # id(summary) -> (summary, its JSON): each once
+        self._texts: dict = {}           # id(summary) -> its JSON: each summary once
+        self._alive: list = []           # the summaries ``_texts`` has, kept alive
         self.window = window
         self.counts = collections.Counter()  # event type -> events written
         self._queue = collections.deque()
@@ -177,34 +165,29 @@ class JsonlWriter:
         (a call per event costs about as much as the formatting); other events,
         and all with capture="full", are encoded the generic way.
         """
-        static, sums, summary, fast = self._static, self._sums, self._summary, self._fast
+        if not self._fast:
+            return [self._generic(e) for e in batch]
+        static, texts, summary = self._static, self._texts, self._summary
         if len(static) > 100_000:
             static.clear()
-        if len(sums) > 4096:
-            sums.clear()
+        if len(texts) > 4096:
+            texts.clear()
+            self._alive.clear()
         out = []
         append = out.append
         for e in batch:
             cls = e.__class__
-            if cls is OpEnd and fast:
+            if cls is OpEnd:
                 part = static.get(e[4:7]) or self._static_json(e[4:7])
                 ins, outs = e[8], e[9]
-                if len(ins) == 1:
-                    found = sums.get(id(ins[0]))
-                    ins = found[1] if found is not None and found[0] is ins[0] \
-                        else summary(ins[0])
-                else:
-                    ins = ",".join([summary(x) for x in ins])
-                if len(outs) == 1:
-                    found = sums.get(id(outs[0]))
-                    outs = found[1] if found is not None and found[0] is outs[0] \
-                        else summary(outs[0])
-                else:
-                    outs = ",".join([summary(x) for x in outs])
+                ins = (texts.get(id(ins[0])) or summary(ins[0])) if len(ins) == 1 \
+                    else ",".join([texts.get(id(x)) or summary(x) for x in ins])
+                outs = (texts.get(id(outs[0])) or summary(outs[0])) if len(outs) == 1 \
+                    else ",".join([texts.get(id(x)) or summary(x) for x in outs])
                 rid = e[1]
                 append(f'["OpEnd",{e[0]},{"null" if rid is None else rid},{e[2]},{e[3]},{part},'
                        f'{e[7]},[{ins}],[{outs}]]')
-            elif cls is OpStart and fast:
+            elif cls is OpStart:
                 part = static.get(e[4:]) or self._static_json(e[4:])
                 rid = e[1]
                 append(f'["OpStart",{e[0]},{"null" if rid is None else rid},{e[2]},{e[3]},'
@@ -226,15 +209,21 @@ class JsonlWriter:
         return text
 
     def _summary(self, s) -> str:
-        """A summary's JSON, kept with the summary (holding it keeps its id from reuse)."""
-        text = _scalar_row(s)
-        if text is None:
+        """A summary's JSON, cached by ``id``: ``_alive`` holds each cached summary, so
+        no other object can have its id while the entry exists."""
+        shape, dtype, size, v, hi, mean, nan, inf, preview, approx, _ = s
+        if v.__class__ is float and v is hi and v is mean and v - v == 0.0 and shape == () \
+                and size == 1 and not (nan or inf or approx) and dtype in _PLAIN_DTYPES:
+            r = repr(v)  # a finite scalar's summary, as ``summarize`` makes it: direct
+            text = f'[[],"{dtype}",1,{r},{r},{r},0,0,{_quote(preview)},false]'
+        else:
             fields = s[:_N_SUMMARY]
             try:
                 text = self._dumps(fields)
             except ValueError:  # a NaN or Inf: spelled as a string (strict JSON)
                 text = self._dumps(strict_fields(fields))
-        self._sums[id(s)] = (s, text)
+        self._texts[id(s)] = text
+        self._alive.append(s)
         return text
 
     def _value_key(self, event, field, i):
