@@ -81,7 +81,8 @@ def _scalar_summary(value, name, capture_bytes):
         return _new(ValueSummary, ((), name, 1, None, None, None, 1, 0, "nan", False, kept))
     if v == _INF or v == -_INF:
         return _new(ValueSummary, ((), name, 1, None, None, None, 0, 1, str(v), False, kept))
-    return _new(ValueSummary, ((), name, 1, v, v, v, 0, 0, "%.6g" % v, False, kept))  # %: cheaper than format()
+    # "%.6g" % v: the f-string's format spec would be parsed on every call
+    return _new(ValueSummary, ((), name, 1, v, v, v, 0, 0, "%.6g" % v, False, kept))
 
 
 _new = tuple.__new__  # all fields given: skip NamedTuple's Python-level __new__
