@@ -10,7 +10,8 @@ prints the median ratio and the spread (min–max over the rounds). Cases:
   against the same chain with ``numpy_function``;
 - ``tracing``: the scalar chain under ``subscribe(capture="none")``,
   ``subscribe(capture="summary")``, ``trace(capture="summary")`` and
-  ``trace(path="x.jsonl")``; the 4 MB chain under ``trace(capture="summary")``;
+  ``trace(path="x.jsonl")`` (and its JSONL writer subscribed alone, without the
+  recorder's window and counts); the 4 MB chain under ``trace(capture="summary")``;
 - ``breakpoints``: ``when=`` breakpoints that never fire (an expression on
   outputs, ``has_inf_or_nan``, ``nan_producer``, a glob with a condition);
 - ``threads``: ``Session(inter_op_threads=2)`` on a chain and on a wide graph of
@@ -150,6 +151,21 @@ def _traced(run, **kw):
     return fn
 
 
+def _streamed(run, path):
+    """The JSONL writer as the only subscriber (no recorder): what streaming costs by itself."""
+    from pyfunc_debug.trace.jsonl import JsonlWriter
+
+    def fn():
+        writer = JsonlWriter(path, "summary")
+        try:
+            with pfd.events.subscribe(writer.write, capture="summary"):
+                for _ in range(RUNS):
+                    run()
+        finally:
+            writer.close()
+    return fn
+
+
 def case_tracing(rounds: int, tmp: str) -> None:
     n = 1000
     run = session_run(*chain(n), np.float32(1.0))
@@ -157,9 +173,12 @@ def case_tracing(rounds: int, tmp: str) -> None:
     cases = {"subscribe(cb, capture='none')": _subscribed(run, "none"),
              "subscribe(cb, capture='summary')": _subscribed(run, "summary"),
              "trace(capture='summary')": _traced(run, capture="summary"),
-             "trace(path='x.jsonl')": _traced(run, path=path)}
+             "trace(path='x.jsonl')": _traced(run, path=path),
+             "  its JsonlWriter alone (no recorder)": _streamed(run, path)}
+    # best of 5 calls per round: on a shared machine the slowest calls say more about
+    # the neighbours than about tracing
     show(f"tracing the scalar chain of {n} py_func, {RUNS} runs per trace (base = no subscriber)",
-         ratios(_runs(run), cases, rounds, 3), n * RUNS,
+         ratios(_runs(run), cases, rounds, 5), n * RUNS,
          {"subscribe(cb, capture='none')": 5, "subscribe(cb, capture='summary')": 10,
           "trace(capture='summary')": 10, "trace(path='x.jsonl')": 15})
     n = 50

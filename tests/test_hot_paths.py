@@ -169,8 +169,9 @@ def test_jsonl_fast_rows_equal_the_generic_encoding(tmp_path):
             generic = json.dumps(row, separators=(",", ":"), allow_nan=False)
         except ValueError:
             generic = json.dumps(strict_row(row), separators=(",", ":"), allow_nan=False)
-        assert w._op_row(e, type(e) is ev.OpStart) == generic
+        assert w._lines([e]) == [generic]
         w.write(e)
+    assert w._lines(events) == [w._generic(e) for e in events]  # one batch, shared summaries
     w.close()
     loaded = tf.load_trace(str(tmp_path / "t.jsonl"))
     assert [e.seq for e in loaded] == [1, 2, 3, 4, 5]

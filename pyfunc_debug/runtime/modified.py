@@ -44,15 +44,11 @@ def _same_nan_stats(before, after) -> bool:
     return True
 
 
-def _sample(a):
+def _sample(a) -> bytes:
+    """The bytes of an evenly strided sample: one gather, compared with one ``memcmp``
+    (bitwise, so a NaN equals itself and no temporary is made)."""
     flat = a.reshape(-1)
-    return flat[::flat.size // SAMPLE].copy()
-
-
-def _same(a, b) -> bool:
-    if (a == b).all():
-        return True  # NaN != NaN: only then the slower comparison
-    return a.dtype.kind in "fc" and np.array_equal(a, b, equal_nan=True)
+    return flat[::flat.size // SAMPLE].tobytes()
 
 
 def input_marks(args):
@@ -76,7 +72,7 @@ def inputs_after(args, before: tuple, cap: int, marks=None):
     for j, a in enumerate(args):
         if isinstance(a, np.ndarray) and a.ndim and j < len(before):
             mark = None if marks is None else marks[j]
-            if mark is not None and _same(_sample(a), mark):
+            if mark is not None and _sample(a) == mark:
                 continue  # the sample is unchanged: taken as not written
             now = summarize(a, cap)
             if _differs(before[j], now):

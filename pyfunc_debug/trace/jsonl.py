@@ -18,10 +18,13 @@ naming its file.
 """
 from __future__ import annotations
 
+import collections
 import json
 import os
+import threading
 import time
 import warnings
+import weakref
 
 from ..events import OpEnd, OpStart, RunEnd
 from .bulk import paused_gc
@@ -35,28 +38,15 @@ __all__ = ["JsonlWriter", "load_trace", "TraceFormatError", "LoadedTrace", "FORM
 FORMAT = "pyfunc-debug-trace"
 VERSION = 1
 FLUSH_NS = 50_000_000
+BATCH_EVENTS = 4096  # queued events encoded together (at most; a RunEnd sends them sooner)
 BATCH = 2048  # lines parsed per json.loads call when loading
 
 
 _N_SUMMARY = len(SUMMARY_FIELDS)
-_INF = float("inf")
+assert _N_SUMMARY == 10, "JsonlWriter._summary unpacks the 11 fields of a ValueSummary"
 _PLAIN_DTYPES = frozenset({"float16", "float32", "float64", "int8", "int16", "int32", "int64",
                            "uint8", "uint16", "uint32", "uint64"})
-
-
-def _scalar_row(s):
-    """The JSON of a finite numeric scalar's summary, formatted directly; else None.
-
-    Such a summary has min, max and mean one float and a preview JSON needs no
-    escapes for.
-    """
-    v, p = s[3], s[8]
-    if v.__class__ is float and v is s[4] and v is s[5] and -_INF < v < _INF and s[0] == () \
-            and s[1] in _PLAIN_DTYPES and s[2] == 1 and not (s[6] or s[7] or s[9]) \
-            and p.isascii() and p.isprintable() and '"' not in p and "\\" not in p:
-        r = repr(v)
-        return f'[[],"{s[1]}",1,{r},{r},{r},0,0,"{p}",false]'
-    return None
+_quote = json.encoder.encode_basestring_ascii  # a str as a JSON string literal (C)
 
 
 class TraceFormatError(ValueError):
@@ -73,9 +63,24 @@ class LoadedTrace(list):
 
 
 class JsonlWriter:
-    """Appends events to ``path`` as they come."""
+    """Appends events to ``path`` as they come.
 
-    def __init__(self, path, capture: str):
+    ``write`` only queues the event (one ``deque.append``: the run's thread pays
+    little more); the queue is encoded and written in batches — at every
+    ``RunEnd``, by a helper thread at least every ``FLUSH_NS``, once
+    ``BATCH_EVENTS`` events wait, and on ``flush``/``close``. Encoding still
+    holds the GIL, so batches save the per-event overhead, not the encoding:
+    OpStart/OpEnd rows are formatted from parts encoded once (an op's names,
+    each summary). With capture="full" every event is written at once (its
+    value files before its line; no queue of captured arrays).
+
+    ``window`` (a ``deque(maxlen=...)``, optional) receives each event once
+    its line is written, in the file's order and without captured values
+    (they are in the value files); ``counts`` counts written events by type.
+    With them a recorder needs no lock of its own: ``write`` is its callback.
+    """
+
+    def __init__(self, path, capture: str, window=None):
         self.path = os.fspath(path)
         header = {"format": FORMAT, "version": VERSION, "pid": os.getpid(),
                   "created": time.time(), "capture": capture, "rows": schema()}
@@ -91,14 +96,135 @@ class JsonlWriter:
             self._f.close()
             os.unlink(tmp)
             raise
-        self._last_flush = time.perf_counter_ns()
         self._dumps = _row_encoder()
         self._values_dir = None
-        self.count = 0
-        self._fast = capture != "full"   # OpStart/OpEnd rows from cached parts (see _op_row)
+        self._written = 0
+        self._fast = capture != "full"   # OpStart/OpEnd rows from cached parts (see _lines)
         self._static: dict = {}          # (op, type, parent, ...) -> their JSON
-        self._sums: dict = {}            # id(summary) -> (summary, its JSON): each once
-        self._buf: list = []             # lines not yet handed to the file
+        self._texts: dict = {}           # id(summary) -> its JSON: each summary once
+        self._alive: list = []           # the summaries ``_texts`` has, kept alive
+        self.window = window
+        self.counts = collections.Counter()  # event type -> events written
+        self._queue = collections.deque()
+        self._lock = threading.Lock()    # one batch at a time, in queue order
+        self._error = None               # what stopped the helper thread, raised on close
+        self._closing = threading.Event()
+        self._flusher = None
+        if self._fast:
+            _open_writers.add(self)
+            self.write = self._queue_event  # the hot path: no Python frame beyond this one
+            self._flusher = threading.Thread(target=self._flush_periodically, daemon=True,
+                                             name=f"jsonl-flush {os.path.basename(self.path)}")
+            self._flusher.start()
+
+    @property
+    def count(self) -> int:
+        """Events written or queued."""
+        with self._lock:
+            return self._written + len(self._queue)
+
+    def write(self, event) -> None:
+        """Write ``event`` now (capture="full"; other captures queue it, see the class)."""
+        self._queue.append(event)
+        self.flush()
+
+    def _queue_event(self, event) -> None:
+        queue = self._queue
+        queue.append(event)
+        if len(queue) >= BATCH_EVENTS or event.__class__ is RunEnd:
+            self.flush(event.__class__ is RunEnd)
+
+    def flush(self, to_os: bool = True) -> None:
+        """Encode the queued events; with ``to_os``, hand every line to the operating system."""
+        with self._lock:
+            queue = self._queue
+            n = len(queue)
+            if n:  # popleft: events queued meanwhile (another thread) stay for the next batch
+                batch = [queue.popleft() for _ in range(n)]
+                self._f.write("\n".join(self._lines(batch)) + "\n")
+                self._written += n
+                self.counts.update(map(type, batch))
+                if self.window is not None:
+                    self.window.extend(batch if self._fast else map(_without_values, batch))
+            if to_os:
+                self._f.flush()
+
+    def _flush_periodically(self) -> None:
+        try:
+            while not self._closing.wait(FLUSH_NS / 1e9):
+                if self._queue:
+                    self.flush()
+        except Exception as e:  # e.g. the disk is full: raised by close()
+            self._error = e
+
+    def _lines(self, batch) -> list:
+        """The JSON lines of ``batch``, each the row ``event_to_row`` and encoding give.
+
+        OpStart/OpEnd rows come from parts encoded once — an op's fixed fields,
+        each summary (an output's is the next op's input's) — formatted inline
+        (a call per event costs about as much as the formatting); other events,
+        and all with capture="full", are encoded the generic way.
+        """
+        if not self._fast:
+            return [self._generic(e) for e in batch]
+        static, texts, summary = self._static, self._texts, self._summary
+        if len(static) > 100_000:
+            static.clear()
+        if len(texts) > 4096:
+            texts.clear()
+            self._alive.clear()
+        out = []
+        append = out.append
+        for e in batch:
+            cls = e.__class__
+            if cls is OpEnd:
+                part = static.get(e[4:7]) or self._static_json(e[4:7])
+                ins, outs = e[8], e[9]
+                ins = (texts.get(id(ins[0])) or summary(ins[0])) if len(ins) == 1 \
+                    else ",".join([texts.get(id(x)) or summary(x) for x in ins])
+                outs = (texts.get(id(outs[0])) or summary(outs[0])) if len(outs) == 1 \
+                    else ",".join([texts.get(id(x)) or summary(x) for x in outs])
+                rid = e[1]
+                append(f'["OpEnd",{e[0]},{"null" if rid is None else rid},{e[2]},{e[3]},{part},'
+                       f'{e[7]},[{ins}],[{outs}]]')
+            elif cls is OpStart:
+                part = static.get(e[4:]) or self._static_json(e[4:])
+                rid = e[1]
+                append(f'["OpStart",{e[0]},{"null" if rid is None else rid},{e[2]},{e[3]},'
+                       f'{part}]')
+            else:
+                append(self._generic(e))
+        return out
+
+    def _generic(self, event) -> str:
+        row = event_to_row(event, self._value_key)
+        try:
+            return self._dumps(row)
+        except ValueError:  # a NaN or Inf: spelled as a string (strict JSON)
+            return self._dumps(strict_row(row))
+
+    def _static_json(self, key) -> str:
+        """An op's fixed fields as JSON (without brackets), encoded once per op."""
+        text = self._static[key] = self._dumps(list(key))[1:-1]
+        return text
+
+    def _summary(self, s) -> str:
+        """A summary's JSON, cached by ``id``: ``_alive`` holds each cached summary, so
+        no other object can have its id while the entry exists."""
+        shape, dtype, size, v, hi, mean, nan, inf, preview, approx, _ = s
+        if v.__class__ is float and v is hi and v is mean and v - v == 0.0 and shape == () \
+                and size == 1 and not (nan or inf or approx) and dtype in _PLAIN_DTYPES:
+            r = repr(v)  # a finite scalar's summary, as ``summarize`` makes it: direct
+            text = f'[[],"{dtype}",1,{r},{r},{r},0,0,{_quote(preview)},false]'
+        else:
+            fields = s[:_N_SUMMARY]
+            try:
+                text = self._dumps(fields)
+            except ValueError:  # a NaN or Inf: spelled as a string (strict JSON)
+                text = self._dumps(strict_fields(fields))
+        self._texts[id(s)] = text
+        self._alive.append(s)
+        return text
 
     def _value_key(self, event, field, i):
         key = f"{event.seq}-{'in' if field == 'inputs' else 'out'}{i}"
@@ -108,75 +234,50 @@ class JsonlWriter:
         write_value(self._values_dir, key, getattr(event, field)[i].value)
         return key
 
-    def write(self, event) -> None:
-        cls = event.__class__
-        if self._fast and (cls is OpStart or cls is OpEnd):
-            line = self._op_row(event, cls is OpStart)
-        else:
-            row = event_to_row(event, self._value_key)
-            try:
-                line = self._dumps(row)
-            except ValueError:  # a NaN or Inf: spelled as a string (strict JSON)
-                line = self._dumps(strict_row(row))
-        buf = self._buf
-        buf.append(line)
-        self.count += 1
-        now = event.t_ns  # a perf_counter_ns reading already: no second clock read
-        if cls is RunEnd or now - self._last_flush > FLUSH_NS:
-            self.flush()
-            self._last_flush = now
-        elif len(buf) >= 512:
-            self._f.write("\n".join(buf) + "\n")
-            buf.clear()
-
-    def flush(self) -> None:
-        """Hand every line written so far to the operating system."""
-        if self._buf:
-            self._f.write("\n".join(self._buf) + "\n")
-            self._buf.clear()
-        self._f.flush()
-
-    def _op_row(self, e, start: bool) -> str:
-        """The row ``event_to_row`` + encoding would give, from parts encoded once:
-        an op's names and source per op, each summary once (an output summary is
-        the next op's input summary)."""
-        key = e[4:] if start else e[4:7]
-        static = self._static.get(key)
-        if static is None:
-            if len(self._static) > 100_000:
-                self._static.clear()
-            static = self._static[key] = self._dumps(list(key))[1:-1]
-        rid = "null" if e.run_id is None else e.run_id
-        if start:
-            return f'["OpStart",{e.seq},{rid},{e.t_ns},{e.thread},{static}]'
-        ins, outs = e.inputs, e.outputs
-        return (f'["OpEnd",{e.seq},{rid},{e.t_ns},{e.thread},{static},{e.duration_ns},'
-                f'[{self._summary(ins[0]) if len(ins) == 1 else self._summaries(ins)}],'
-                f'[{self._summary(outs[0]) if len(outs) == 1 else self._summaries(outs)}]]')
-
-    def _summaries(self, sums) -> str:
-        return ",".join([self._summary(s) for s in sums])
-
-    def _summary(self, s) -> str:
-        found = self._sums.get(id(s))
-        if found is not None and found[0] is s:
-            return found[1]
-        text = _scalar_row(s)
-        fields = s[:_N_SUMMARY]
-        try:
-            if text is None:
-                text = self._dumps(fields)
-        except ValueError:  # a NaN or Inf: spelled as a string (strict JSON)
-            text = self._dumps(strict_fields(fields))
-        if len(self._sums) >= 4096:
-            self._sums.clear()
-        self._sums[id(s)] = (s, text)  # holding ``s`` keeps its id from being reused
-        return text
+    def _after_fork(self) -> None:
+        """In a forked child: no helper thread, and the lock it may have held is new;
+        the parent's queued events are the parent's to write."""
+        self._lock = threading.Lock()
+        self._queue.clear()
+        self._flusher = None
 
     def close(self) -> None:
+        """Write what is queued, stop the helper thread and close the file."""
+        _open_writers.discard(self)
+        if self._flusher is not None:
+            self._closing.set()
+            if self._flusher is not threading.current_thread():
+                self._flusher.join()
         if not self._f.closed:
-            self.flush()
-            self._f.close()
+            try:
+                self.flush()
+            finally:
+                self._f.close()
+        if self._error is not None:  # the helper thread's batch was not written
+            error, self._error = self._error, None
+            raise error
+
+
+_open_writers: weakref.WeakSet = weakref.WeakSet()
+
+
+def _after_fork_in_child() -> None:
+    for writer in list(_open_writers):
+        writer._after_fork()
+
+
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_after_fork_in_child)
+
+
+def _without_values(event):
+    """``event`` with no captured value in its summaries (an OpEnd's, a Warning's inputs)."""
+    sums = getattr(event, "inputs", ()) + getattr(event, "outputs", ())
+    if all(s.value is None for s in sums):
+        return event
+    fields = {f: tuple(s._replace(value=None) for s in getattr(event, f))
+              for f in ("inputs", "outputs") if f in event._fields}
+    return event._replace(**fields)
 
 
 def _not_json(o):

@@ -1,0 +1,197 @@
+"""The JSONL writer queues events and writes them in batches: nothing lost, nothing
+reordered, lines on disk without waiting for the run to end, errors not swallowed."""
+from __future__ import annotations
+
+import threading
+import time
+
+import numpy as np
+import pytest
+
+import pyfunc_debug as tf
+from pyfunc_debug import events as ev
+from pyfunc_debug.trace import jsonl
+from pyfunc_debug.trace.jsonl import JsonlWriter
+from pyfunc_debug.trace.summary import ValueSummary, summarize
+
+
+def _lines_on_disk(path) -> int:
+    with open(path, "rb") as f:
+        return f.read().count(b"\n") - 1  # the header
+
+
+def _start(seq, op="op", thread=7, run_id=1):
+    return ev.OpStart(seq, run_id, seq * 10, thread, op, "PyFunc", None, "f.py:1", ())
+
+
+def test_queued_events_reach_the_file_without_a_run_end(tmp_path):
+    """The helper thread writes what waits at least every FLUSH_NS: an op that hangs
+    (or a process killed during it) still has its OpStart in the file."""
+    path = tmp_path / "t.jsonl"
+    w = JsonlWriter(path, "summary")
+    try:
+        for i in range(3):
+            w.write(_start(i + 1))
+        deadline = time.monotonic() + 10
+        while _lines_on_disk(path) < 3 and time.monotonic() < deadline:
+            time.sleep(0.01)
+        assert _lines_on_disk(path) == 3
+        assert [e.seq for e in tf.load_trace(path)] == [1, 2, 3]
+    finally:
+        w.close()
+
+
+def test_every_run_end_writes_the_run_out(tmp_path, monkeypatch):
+    monkeypatch.setattr(jsonl, "FLUSH_NS", 10**12)  # no help from the thread
+    path = tmp_path / "t.jsonl"
+    w = JsonlWriter(path, "summary")
+    w.write(_start(1))
+    w.write(ev.RunEnd(2, 1, 30, 7, 20, True))
+    assert _lines_on_disk(path) == 2
+    w.close()
+
+
+def test_full_batches_are_encoded_before_the_run_ends(tmp_path, monkeypatch):
+    monkeypatch.setattr(jsonl, "FLUSH_NS", 10**12)
+    w = JsonlWriter(tmp_path / "t.jsonl", "summary")
+    for i in range(jsonl.BATCH_EVENTS):
+        w.write(_start(i + 1))
+    assert len(w._queue) == 0 and w.count == jsonl.BATCH_EVENTS
+    w.close()
+
+
+def test_events_from_many_threads_are_each_written_once_in_queue_order(tmp_path):
+    path = tmp_path / "t.jsonl"
+    w = JsonlWriter(path, "summary")
+    order = []
+    lock = threading.Lock()
+
+    def emit(t):
+        for i in range(3000):
+            with lock:  # as the recorder does: one order for the queue and this list
+                e = _start(t * 10_000 + i, op=f"t{t}", thread=t)
+                order.append(e.seq)
+                w.write(e)
+    threads = [threading.Thread(target=emit, args=(t,)) for t in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert w.count == 12_000
+    w.close()
+    assert [e.seq for e in tf.load_trace(path)] == order
+
+
+def test_a_batch_encodes_as_each_event_alone(tmp_path):
+    """Summaries shared between events, several per event, NaN/Inf, -0.0 beside 0.0,
+    a None run_id and other event types in one batch: the generic encoding, line by line."""
+    shared = summarize(np.float32(2.0))
+    sums = [summarize(v) for v in (np.float64(-0.0), np.float64(0.0), np.float32(np.nan),
+                                   np.array([1.0, -np.inf]), np.array([b"x"], dtype=object))]
+    odd = ValueSummary((2,), "float32", 2, 1.0, 2.0, 1.5, 0, 0, '"quoted"\\', True)
+    batch = [ev.RunStart(1, 1, 0, 7, "session", "", ("a", "b"), (), (), ("PyFunc", "PyFunc")),
+             _start(2, op="a"),
+             ev.OpEnd(3, 1, 40, 7, "a", "PyFunc", None, 5, (shared,), (sums[0],)),
+             _start(4, op="b", run_id=None),
+             ev.OpEnd(5, None, 60, 7, "b", "PyFunc", "a", 5, (sums[0], shared), (sums[1],)),
+             ev.OpEnd(6, 1, 70, 7, "b", "PyFunc", None, 5, tuple(sums[2:]), (odd, shared)),
+             ev.Warning(7, 1, 80, 7, "b", "PyFunc", None, "msg", "input_modified", (sums[2],)),
+             ev.RunEnd(8, 1, 90, 7, 90, True)]
+    w = JsonlWriter(tmp_path / "t.jsonl", "summary")
+    assert w._lines(batch) == [w._generic(e) for e in batch]
+    for e in batch:
+        w.write(e)
+    w.close()
+    loaded = tf.load_trace(tmp_path / "t.jsonl")
+    assert [type(e) for e in loaded] == [type(e) for e in batch]
+    assert str(loaded[2].outputs[0].min) == "-0.0" and str(loaded[4].outputs[0].min) == "0.0"
+    assert loaded[5].outputs[0] == odd
+
+
+def test_a_write_error_on_the_helper_thread_is_raised_on_close(tmp_path):
+    w = JsonlWriter(tmp_path / "t.jsonl", "summary")
+
+    def fail(text):
+        raise OSError(28, "No space left on device")
+    w._f.write = fail
+    w.write(_start(1))
+    deadline = time.monotonic() + 10
+    while w._error is None and time.monotonic() < deadline:
+        time.sleep(0.01)
+    del w._f.write
+    with pytest.raises(OSError, match="No space left"):
+        w.close()
+
+
+def test_closing_stops_the_helper_thread(tmp_path):
+    w = JsonlWriter(tmp_path / "t.jsonl", "summary")
+    thread = w._flusher
+    assert thread.is_alive() and thread.daemon
+    w.close()
+    assert not thread.is_alive()
+    w.close()  # twice is harmless
+
+
+def test_full_capture_writes_each_event_at_once(tmp_path):
+    w = JsonlWriter(tmp_path / "t.jsonl", "full")
+    assert w._flusher is None
+    s = summarize(np.arange(3.0), capture_bytes=1 << 20)
+    w.write(ev.OpEnd(1, 1, 10, 7, "a", "PyFunc", None, 1, (), (s,)))
+    assert _lines_on_disk(tmp_path / "t.jsonl") == 1
+    w.close()
+    (e,) = tf.load_trace(tmp_path / "t.jsonl")
+    np.testing.assert_array_equal(e.outputs[0].value, np.arange(3.0))
+
+
+@pytest.mark.parametrize("capture", ["summary", "full"])
+def test_the_window_gets_the_latest_events_in_file_order_without_values(tmp_path, capture):
+    import collections
+    window = collections.deque(maxlen=5)
+    path = tmp_path / "t.jsonl"
+    w = JsonlWriter(path, capture, window=window)
+    s = summarize(np.arange(4.0), capture_bytes=1 << 20 if capture == "full" else 0)
+    events = [ev.RunStart(1, 1, 0, 7, "session", "")]
+    for i in range(4):
+        events += [_start(2 + 2 * i, op=f"op{i}"),
+                   ev.OpEnd(3 + 2 * i, 1, 40, 7, f"op{i}", "PyFunc", None, 5, (s,), (s,))]
+    events.append(ev.RunEnd(10, 1, 90, 7, 90, True))
+    for e in events:
+        w.write(e)
+    assert [e.seq for e in window] == [6, 7, 8, 9, 10]  # written at the RunEnd
+    assert all(x.value is None for e in window if type(e) is ev.OpEnd
+               for x in e.inputs + e.outputs)
+    assert w.counts[ev.OpEnd] == 4 and w.counts[ev.RunStart] == 1 and w.counts[ev.RunEnd] == 1
+    w.close()
+    loaded = tf.load_trace(path)
+    assert [e.seq for e in loaded[-5:]] == [e.seq for e in window]
+    if capture == "full":
+        np.testing.assert_array_equal(loaded[-2].outputs[0].value, np.arange(4.0))
+
+
+@pytest.mark.skipif(not hasattr(__import__("os"), "fork"), reason="needs os.fork")
+def test_a_forked_child_writes_without_waiting_for_the_parents_helper_thread(tmp_path):
+    import os
+    path = tmp_path / "t.jsonl"
+    w = JsonlWriter(path, "summary")
+    w.write(_start(1))
+    with w._lock:  # as if the helper thread were writing a batch when the process forked
+        pid = os.fork()
+        if pid == 0:  # the child: its own lock, no helper thread, the parent's queue not its own
+            try:
+                w.write(_start(2))
+                w.write(ev.RunEnd(3, 1, 30, 7, 20, True))
+                os._exit(0 if w._flusher is None else 1)
+            finally:
+                os._exit(2)
+    deadline = time.monotonic() + 20
+    while time.monotonic() < deadline:
+        done, status = os.waitpid(pid, os.WNOHANG)
+        if done:
+            break
+        time.sleep(0.01)
+    else:
+        os.kill(pid, 9)
+        pytest.fail("the forked child hung on the writer's lock")
+    assert os.waitstatus_to_exitcode(status) == 0
+    w.close()
+    assert sorted(e.seq for e in tf.load_trace(path)) == [1, 2, 3]
