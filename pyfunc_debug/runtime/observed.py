@@ -142,8 +142,8 @@ def _run_steps_events(items, vals, ctx) -> None:
             in_sums = (summaries.get(in_slots[0]) or summarize(args[0], cap),)
         else:
             in_sums = tuple([summaries.get(s) or summarize(a, cap) for s, a in zip(in_slots, args)])
-        watch_inputs = level and op.op_def.extra.get("hands_out_arrays") and (
-            len(args) != 1 or isinstance(args[0], _ndarray))  # a scalar cannot be written into
+        watch_inputs = level and (len(args) != 1 or isinstance(args[0], _ndarray)) and (
+            op.op_def.extra.get("hands_out_arrays"))  # a scalar cannot be written into
         marks = input_marks(args) if watch_inputs else None
         try:
             if needs_ctx:
@@ -182,8 +182,15 @@ def _run_steps_events(items, vals, ctx) -> None:
             cb(e)
         except Exception as exc:
             bus.failed(single_sub, e, exc)
-        if level and (typ in WATCHED_TYPES or (out_sums and (out_sums[0].nan or out_sums[0].inf))):
-            after_op(run_id, name, typ, src, in_sums, out_sums)
+        if level:   # after_op's diagnostics, only where one could fire (it costs a call)
+            if len(out_sums) == 1:
+                o = out_sums[0]
+                fire = o.nan or o.inf or (typ in WATCHED_TYPES and in_sums and
+                                          o.shape != in_sums[0].shape)
+            else:
+                fire = out_sums and (typ in WATCHED_TYPES or any(s.nan or s.inf for s in out_sums))
+            if fire:
+                after_op(run_id, name, typ, src, in_sums, out_sums)
         if drop:
             for s in drop:
                 vals[s] = None

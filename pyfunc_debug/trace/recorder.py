@@ -21,7 +21,8 @@ class Trace:
     and writes a Chrome trace on exit. ``.jsonl`` is streamed while the block
     runs, in bounded memory: the file holds every event (captured values in
     ``<path>.values/``), while ``.events`` is only a window of the most recent
-    ``RECENT_EVENTS`` (a ``deque``), and with capture="full" the window's
+    ``RECENT_EVENTS`` (a ``deque``, filled as batches are written: it may lag
+    during a run, and is complete after each run), and with capture="full" the window's
     events carry no values (they are in the files; ``load_trace`` reads them
     back). ``event_count``, ``op_count`` and ``run_count`` count everything.
     """
@@ -39,31 +40,24 @@ class Trace:
         self.thread_names: dict[int, str] = {}
         self._sub = None
         self._writer = None
-        self._strip_values = False
-        self._lock = threading.Lock()  # keeps the window and the file in one order
-        self._counts = collections.Counter()  # event type -> how many (streamed traces)
 
-    def _on_event(self, event) -> None:
-        if event.thread not in self.thread_names:
-            o = ev.origin(event.thread)  # a worker's events are re-emitted by our thread
-            self.thread_names[event.thread] = threading.current_thread().name if o is None \
-                else o.thread_name
-        if self._writer is None:
-            self.events.append(event)  # list.append is atomic: no lock on the hot path
-            return
-        with self._lock:
-            self._writer.write(event)
-            self._counts[type(event)] += 1
-            if self._strip_values and type(event) is ev.OpEnd:
-                event = _without_values(event)
-            self.events.append(event)
+    def _streamer(self):
+        """``_on_event`` of a streamed trace: the writer keeps the window and the counts
+        (filled as batches are written: complete after each run and on exit)."""
+        names, current, write = self.thread_names, threading.current_thread, self._writer.write
+
+        def on_event(event) -> None:
+            if event.thread not in names:
+                o = ev.origin(event.thread)  # a worker's events are re-emitted by our thread
+                names[event.thread] = current().name if o is None else o.thread_name
+            write(event)
+        return on_event
 
     def __enter__(self) -> "Trace":
         if self.path is not None and self.path.endswith(".jsonl"):
-            self._writer = JsonlWriter(self.path, self.capture)
             self.events = collections.deque(maxlen=RECENT_EVENTS)
-            self._strip_values = self.capture == "full"
-        on_event = self._on_event if self._writer is not None else self._recorder()
+            self._writer = JsonlWriter(self.path, self.capture, window=self.events)
+        on_event = self._streamer() if self._writer is not None else self._recorder()
         self._sub = ev.subscribe(on_event, self.capture, self.capture_bytes)
         return self
 
@@ -87,7 +81,8 @@ class Trace:
 
     def _count(self, cls) -> int:
         if self._writer is not None:
-            return self._counts[cls]
+            self._writer.flush(to_os=False)   # include what is queued
+            return self._writer.counts[cls]
         return sum(1 for e in self.events if type(e) is cls)
 
     @property
@@ -116,13 +111,6 @@ class Trace:
             write_chrome(path, self.events, thread_names=self.thread_names)
         else:
             raise ValueError(f"trace path {path!r} must end in .json or .jsonl")
-
-
-def _without_values(event):
-    if not any(s.value is not None for s in event.inputs + event.outputs):
-        return event
-    return event._replace(inputs=tuple(s._replace(value=None) for s in event.inputs),
-                          outputs=tuple(s._replace(value=None) for s in event.outputs))
 
 
 def trace(path=None, capture: str = "summary", capture_bytes: int = 1 << 20) -> Trace:

@@ -122,7 +122,11 @@ def _big_float32(arr, flat, kept):
 def summarize(value, capture_bytes: int = 0) -> ValueSummary:
     """Summarise ``value``; with ``capture_bytes`` > 0 keep a copy if it fits."""
     name = _SCALAR_NAMES.get(value.__class__)
-    if name is not None:
+    if name is not None:   # a numpy scalar, the common case in op chains: inline
+        v = float(value)
+        if v - v == 0.0:   # finite (NaN and ±Inf give NaN)
+            return _new(ValueSummary, ((), name, 1, v, v, v, 0, 0, "%.6g" % v, False,
+                                       value if capture_bytes else None))
         return _scalar_summary(value, name, capture_bytes)
     if value is None:
         return ValueSummary((), "none", 0)
