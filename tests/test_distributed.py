@@ -135,6 +135,22 @@ def test_worker_events_are_stamped_and_get_a_process_track_each(client, worker_p
     assert procs[slices["d"]]["os_pid"] == os.getpid()
 
 
+def test_a_jsonl_trace_keeps_which_worker_ran_each_op(client, worker_pids, tmp_path):
+    x, fetches = _pipeline()
+    path = tmp_path / "run.jsonl"
+    with pfd.Session(cluster=client) as sess, pfd.trace(path):
+        sess.run(fetches, {x: np.arange(3.0)})
+    code = ("import json, sys; from pyfunc_debug import events as ev; "
+            "from pyfunc_debug.trace.jsonl import load_trace; "
+            "ends = {e.op: ev.origin(e.thread) for e in load_trace(sys.argv[1]) "
+            "if type(e) is ev.OpEnd}; "
+            "print(json.dumps({op: o and o.pid for op, o in ends.items()}))")
+    pids = json.loads(subprocess.run([sys.executable, "-c", code, str(path)], check=True,
+                                     capture_output=True, text=True).stdout)
+    assert pids["a"] == pids["b"] == worker_pids[0] and pids["c"] == worker_pids[1]
+    assert pids["d"] is None
+
+
 def test_a_breakpoint_on_a_placed_op_pauses_it_on_its_worker(client, worker_pids):
     from pyfunc_debug.debug import Debugger
     x, fetches = _pipeline()

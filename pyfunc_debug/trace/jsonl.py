@@ -8,7 +8,11 @@ of every run, so a process killed mid-run leaves a loadable prefix: the header
 reaches the final name complete (written under a temporary name, then renamed),
 a captured value's file is complete before the line naming it is written, and
 a torn last line is skipped with a warning. Captured values (capture="full")
-are ``.npy`` files in ``<path>.values/`` (see ``values``).
+are ``.npy`` files in ``<path>.values/`` (see ``values``). Events that ran in a
+Dask worker carry a negative ``thread``; ``<path>.origins.json`` names the
+worker process of each (address, pid, thread name), and loading gives them
+back (``events.origin``), so a Chrome trace made from a loaded one has a track
+per worker.
 
 Loading never executes anything from the file (no pickle, no eval) and checks
 every row: a line that is not JSON, an unknown row type, a field of the wrong
@@ -26,6 +30,7 @@ import time
 import warnings
 import weakref
 
+from .. import events as ev
 from ..events import OpEnd, OpStart, RunEnd
 from .bulk import paused_gc
 from .codec import (SUMMARY_FIELDS, event_from_row, event_to_row, schema, strict_fields,
@@ -33,7 +38,7 @@ from .codec import (SUMMARY_FIELDS, event_from_row, event_to_row, schema, strict
 from .values import BadValue, read_value, values_dir, write_value
 
 __all__ = ["JsonlWriter", "load_trace", "TraceFormatError", "LoadedTrace", "FORMAT", "VERSION",
-           "values_dir"]
+           "values_dir", "origins_path"]
 
 FORMAT = "pyfunc-debug-trace"
 VERSION = 1
@@ -106,6 +111,7 @@ class JsonlWriter:
         self.window = window
         self.counts = collections.Counter()  # event type -> events written
         self._queue = collections.deque()
+        self._origins_named = 0          # how many remote threads the origins file names
         self._lock = threading.Lock()    # one batch at a time, in queue order
         self._error = None               # what stopped the helper thread, raised on close
         self._closing = threading.Event()
@@ -146,8 +152,22 @@ class JsonlWriter:
                 self.counts.update(map(type, batch))
                 if self.window is not None:
                     self.window.extend(batch if self._fast else map(_without_values, batch))
+                if len(ev._origins) != self._origins_named:   # a Dask worker's events came
+                    self._write_origins()
             if to_os:
                 self._f.flush()
+
+    def _write_origins(self) -> None:
+        """``<path>.origins.json``: the process each remote thread id stands for (see
+        ``events.origin``), replaced whole, so a reader never sees half of it."""
+        origins = dict(ev._origins)
+        data = {str(t): [o.address, o.pid, o.thread_name] for t, o in origins.items()}
+        path = origins_path(self.path)
+        tmp = f"{path}.{os.getpid()}.tmp"
+        with open(tmp, "w", encoding="utf-8") as f:
+            json.dump(data, f)
+        os.replace(tmp, path)
+        self._origins_named = len(origins)
 
     def _flush_periodically(self) -> None:
         try:
@@ -407,4 +427,40 @@ def load_trace(path) -> LoadedTrace:
     values = _Values(path)
     with paused_gc():
         events = _decode(path, lines, complete, values)
+    threads = _origins(path)
+    if threads:   # remote threads get this process's ids for the same workers
+        events = [e._replace(thread=threads[e.thread]) if e.thread in threads else e
+                  for e in events]
     return LoadedTrace(events, header, values.loaded)
+
+
+def origins_path(path) -> str:
+    """Where a ``.jsonl`` trace says which worker process each remote thread was."""
+    return os.fspath(path) + ".origins.json"
+
+
+def _origins(path) -> dict:
+    """File thread id -> this process's id for that worker thread (``events.remote_thread``);
+    a damaged origins file gives one warning and no origins."""
+    where = origins_path(path)
+    try:
+        with open(where, encoding="utf-8") as f:
+            data = json.load(f)
+        if type(data) is not dict:
+            raise ValueError("not an object")
+        threads = {}
+        for key, value in data.items():
+            if not (type(value) is list and len(value) == 3 and type(value[0]) is str
+                    and type(value[1]) is int and type(value[2]) is str):
+                raise ValueError(f"bad entry for thread {key[:20]!r}")
+            thread = int(key)
+            if thread >= 0:
+                raise ValueError(f"thread {thread} is not a remote thread id")
+            threads[thread] = ev.remote_thread(value[0], value[1], thread, value[2])
+        return threads
+    except FileNotFoundError:
+        return {}
+    except (OSError, ValueError, RecursionError) as e:
+        warnings.warn(f"{where}: worker origins not loaded ({e}); remote threads stay "
+                      "unnamed", RuntimeWarning, stacklevel=3)
+        return {}
