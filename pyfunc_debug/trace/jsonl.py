@@ -111,7 +111,7 @@ class JsonlWriter:
         self.window = window
         self.counts = collections.Counter()  # event type -> events written
         self._queue = collections.deque()
-        self._origins_named = 0          # how many remote threads the origins file names
+        self._remote: set = set()        # remote threads the origins file names
         self._lock = threading.Lock()    # one batch at a time, in queue order
         self._error = None               # what stopped the helper thread, raised on close
         self._closing = threading.Event()
@@ -152,22 +152,24 @@ class JsonlWriter:
                 self.counts.update(map(type, batch))
                 if self.window is not None:
                     self.window.extend(batch if self._fast else map(_without_values, batch))
-                if len(ev._origins) != self._origins_named:   # a Dask worker's events came
-                    self._write_origins()
+                if ev._origins:   # this process has seen a Dask worker's events: these?
+                    remote = {e[3] for e in batch if e[3] < 0} - self._remote
+                    if remote:
+                        self._write_origins(remote)
             if to_os:
                 self._f.flush()
 
-    def _write_origins(self) -> None:
-        """``<path>.origins.json``: the process each remote thread id stands for (see
-        ``events.origin``), replaced whole, so a reader never sees half of it."""
-        origins = dict(ev._origins)
-        data = {str(t): [o.address, o.pid, o.thread_name] for t, o in origins.items()}
+    def _write_origins(self, remote) -> None:
+        """``<path>.origins.json``: the process each remote thread id in the trace stands
+        for (see ``events.origin``), replaced whole, so a reader never sees half of it."""
+        self._remote |= {t for t in remote if ev.origin(t) is not None}
+        data = {str(t): [o.address, o.pid, o.thread_name]
+                for t, o in ((t, ev.origin(t)) for t in sorted(self._remote))}
         path = origins_path(self.path)
         tmp = f"{path}.{os.getpid()}.tmp"
         with open(tmp, "w", encoding="utf-8") as f:
             json.dump(data, f)
         os.replace(tmp, path)
-        self._origins_named = len(origins)
 
     def _flush_periodically(self) -> None:
         try:
