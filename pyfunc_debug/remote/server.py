@@ -58,6 +58,7 @@ class Server:
         self._dropped = 0
         self._records = RecordSink(self._events)
         self._encoder = Encoder(self._records)
+        self._per_item = 1.0                   # records per queued item, lately
         self._pause = None
         self._pause_id = 0
         self._client_bps: set = set()
@@ -235,8 +236,13 @@ class Server:
             line = self._encoder.encode(items, extra)
             if line is not None:
                 ch.send_raw(line)
-            # op records skip the queue's limit: while the client lags, ops send events
-            self.link.take_records(self._records if len(events) < QUEUE_LIMIT else None)
+            # records come in lists that skip the queue's limit: while the client lags (the
+            # queue holds QUEUE_LIMIT ops, estimated), ops send events, which obey it
+            sizes = [len(x) for x in items if type(x) is list]
+            if sizes:
+                self._per_item = max(1.0, sum(sizes) / len(sizes))
+            backlog = len(events) * self._per_item
+            self.link.take_records(self._records if backlog < QUEUE_LIMIT else None)
 
     def _send_events(self, ch: Channel) -> None:
         try:
