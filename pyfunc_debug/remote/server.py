@@ -112,6 +112,7 @@ class Server:
         _send_timeout(sock, SEND_TIMEOUT)
         self.stdin.connect()
         self._dropped = 0
+        self._events.clear()   # what a loop still running for the last client put there
         self._records = RecordSink(self._events)
         self._encoder = Encoder(self._records)
         try:
