@@ -263,3 +263,35 @@ def test_a_lagging_client_switches_the_target_to_bounded_events(monkeypatch):
     finally:
         srv.link.stop()
         srv.close()
+
+
+def test_ops_on_helper_threads_stream_whole():
+    g = tf.Graph()
+    with g.as_default():
+        x = tf.compat.v1.placeholder(tf.float32, name="x")
+        outs = [tf.numpy_function(lambda v, i=i: v + np.float32(i), [x], tf.float32,
+                                  name=f"branch{i}") for i in range(16)]
+        total = outs[0]
+        for o in outs[1:]:
+            total = tf.add(total, o)
+    q = collections.deque()
+    sink = RecordSink(q)
+    with ev.subscribe(sink.put_event, records=sink):
+        with tf.Session(graph=g, inter_op_threads=2) as sess:
+            for _ in range(5):
+                assert sess.run(total, {x: 1.0}) == pytest.approx(16 + sum(range(16)))
+    items = list(q)
+    enc, dec = Encoder(sink), Decoder()
+    got = []
+    for i in range(0, len(items), 3):
+        got += _decode(dec, enc.encode(items[i:i + 3]))
+    assert got == _events_of(items)
+    opened = collections.Counter()
+    for e in got:
+        if type(e) is ev.OpStart:
+            opened[(e.run_id, e.op)] += 1
+        elif type(e) is ev.OpEnd:
+            opened[(e.run_id, e.op)] -= 1
+            assert opened[(e.run_id, e.op)] == 0       # its start came first
+    assert sum(1 for e in got if type(e) is ev.OpEnd) == 5 * 31
+    assert len({e.thread for e in got if type(e) is ev.OpEnd}) > 1   # helper threads ran ops
