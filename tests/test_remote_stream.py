@@ -295,3 +295,18 @@ def test_ops_on_helper_threads_stream_whole():
             assert opened[(e.run_id, e.op)] == 0       # its start came first
     assert sum(1 for e in got if type(e) is ev.OpEnd) == 5 * 31
     assert len({e.thread for e in got if type(e) is ev.OpEnd}) > 1   # helper threads ran ops
+
+
+def test_folded_and_plan_ops_are_all_named():
+    g = tf.Graph()
+    with g.as_default():
+        c = tf.constant(np.float32(2), name="c")
+        folded = tf.numpy_function(lambda v: v * 3, [c], tf.float32, stateful=False,
+                                   name="folded")   # runs once, outside the plan's steps
+        x = tf.compat.v1.placeholder(tf.float32, name="x")
+        y = tf.compat.v1.py_func(_inc, [tf.add(x, folded, name="plus")], tf.float32,
+                                 name="inc")
+    items, decoded = _recorded(g, x, y, [1.0, 2.0], flush_every=2)
+    ends = [e.op for e in decoded if type(e) is ev.OpEnd]
+    assert ends == ["folded", "plus", "inc", "plus", "inc"]
+    assert not any(e.op.startswith("<op ") for e in decoded if type(e) is ev.OpStart)

@@ -47,12 +47,20 @@ def fold_items(plan) -> list:
     return [(s.as_tuple(), _info(s)) for s in plan.fold_steps]
 
 
+class PlanItems(zip):
+    """(step tuple, info) pairs of one plan; ``infos``: all the plan's infos (``step_info``),
+    which an op-record sink names at once instead of checking op by op."""
+
+
 def main_items(plan, indices, frees=True):
     steps = plan.fast_steps if frees else plan.parallel_steps
     info = step_info(plan)
     if type(indices) is range and indices.step == 1:
-        return zip(steps[indices.start:indices.stop], info[indices.start:indices.stop])
-    return zip(map(steps.__getitem__, indices), map(info.__getitem__, indices))
+        items = PlanItems(steps[indices.start:indices.stop], info[indices.start:indices.stop])
+    else:
+        items = PlanItems(map(steps.__getitem__, indices), map(info.__getitem__, indices))
+    items.infos = info
+    return items
 
 
 def run_start(plan, ctx):

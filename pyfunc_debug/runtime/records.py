@@ -12,8 +12,9 @@ a client watch a fast chain live. A record is eight little-endian int64
 ``seq1``/``t1``), ``START`` (the op failed or was interrupted: its ``OpError``
 event follows) or ``END`` (see below). ``key`` is ``id(info)`` of the step's
 static event data (``observed.step_info``: name, type, source, producers,
-...); the first time a key appears, ``info`` itself goes on ``sink.queue``
-(and stays in ``sink.named``, so the id stays unique). The seqs and clock
+...); before a key's first record, ``info`` itself goes on ``sink.queue``
+(and stays in ``sink.named``, so the id stays unique) — a whole plan's at once
+when the loop is given its steps (``observed.PlanItems``). The seqs and clock
 readings are the ones the events would have had: ``to_events`` rebuilds them.
 
 Records go on the queue in lists (``bytes`` each), at least every
@@ -55,6 +56,7 @@ class RecordSink:
     def __init__(self, queue):
         self.queue = queue
         self.named: dict = {}
+        self.lists: dict = {}     # id -> a plan's info list named whole (kept: ids stay unique)
         self.current: dict = {}
         self.early: dict = {}     # thread+seq0 bytes of ops whose START went out alone
 
@@ -71,6 +73,18 @@ class RecordSink:
         if self.early.setdefault(record[_MARK], token) is not token:
             return None   # the other thread (reader or runner) sent it
         return record
+
+    def name_all(self, infos) -> None:
+        """Name every info of a plan now (``observed.PlanItems.infos``), once per list."""
+        if self.lists.get(id(infos)) is infos:
+            return
+        named, put = self.named, self.queue.append
+        for info in infos:
+            key = id(info)
+            if named is not None and key not in named:
+                named[key] = info
+                put(info)
+        self.lists[id(infos)] = infos
 
     def put_event(self, e) -> None:
         """Queue an event. One from inside a recorded op (a nested run: same thread) comes
@@ -118,10 +132,13 @@ def run_steps_recorded(items, vals, ctx, sink: RecordSink, with_events) -> None:
     if tid not in _INT64:
         with_events(items)
         return
+    infos = getattr(items, "infos", None)
+    if infos is not None:   # a plan's steps: its infos named at once, no check per op
+        sink.name_all(infos)
     seq = ev.next_seq
     run_id = ctx.run_id
     put = sink.queue.append
-    named = sink.named
+    named = None if infos is not None else sink.named
     pack = RECORD.pack
     cur = sink.current.get(tid)
     if cur is None:
@@ -148,7 +165,7 @@ def run_steps_recorded(items, vals, ctx, sink: RecordSink, with_events) -> None:
                 t = _now()
                 continue
             key = id(info)
-            if key not in named:
+            if named is not None and key not in named:
                 named[key] = info
                 put(info)
             s0 = seq()
