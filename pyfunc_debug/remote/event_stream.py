@@ -25,7 +25,7 @@ import time
 import numpy as np
 
 from .. import events as ev
-from ..runtime.records import END, START
+from ..runtime.records import BOTH, END, START
 from ..trace.codec import event_from_row, event_to_row, strict_row
 
 __all__ = ["Encoder", "Decoder"]
@@ -146,14 +146,20 @@ class Decoder:
         if "recs" not in msg:
             return out
         table = np.frombuffer(blobs[msg["recs"]], "<i8").reshape(-1, 8).tolist()
-        OpStart, OpEnd = ev.OpStart, ev.OpEnd
+        OpStart, OpEnd, new, append = ev.OpStart, ev.OpEnd, tuple.__new__, out.append
+        get = named.get
         for kind, k, run, thread, s0, t0, s1, t1 in table:
             # a stretch that began before this client attached may name its ops to no one
-            name, typ, src, producers = named.get(k) or (f"<op {k:x}>", "", "", ())
-            if kind & START:
-                out.append(OpStart(s0, run, t0, thread, name, typ, None, src, producers))
-            if kind & END:
-                out.append(OpEnd(s1, run, t1, thread, name, typ, None, t1 - t0))
+            name, typ, src, producers = get(k) or (f"<op {k:x}>", "", "", ())
+            if kind == BOTH:   # all fields given: no NamedTuple __new__ in Python
+                append(new(OpStart, (s0, run, t0, thread, name, typ, None, src, producers)))
+                append(new(OpEnd, (s1, run, t1, thread, name, typ, None, t1 - t0, (), ())))
+            elif kind == START:
+                append(new(OpStart, (s0, run, t0, thread, name, typ, None, src, producers)))
+            elif kind == END:
+                append(new(OpEnd, (s1, run, t1, thread, name, typ, None, t1 - t0, (), ())))
+            else:
+                raise ValueError(f"malformed op record kind {kind}")
         out.sort(key=_seq)
         return out
 
