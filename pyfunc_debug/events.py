@@ -25,7 +25,8 @@ from .trace.summary import ValueSummary
 
 __all__ = ["RunStart", "OpStart", "OpEnd", "OpError", "RunEnd", "BreakpointHit", "Warning",
            "ValueSummary", "subscribe", "Subscription", "EVENT_TYPES", "CAPTURE_LEVELS",
-           "listening", "emit", "next_seq", "Origin", "origin", "remote_thread"]
+           "listening", "emit", "next_seq", "Origin", "origin", "remote_thread", "thread_name",
+           "note_thread"]
 
 CAPTURE_LEVELS = ("none", "summary", "full")
 _seq = itertools.count(1)
@@ -163,6 +164,22 @@ def remote_thread(address: str, pid: int, ident: int, name: str) -> int:
             t = _remote_idents[key] = -(len(_remote_idents) + 1)
             _origins[t] = Origin(address, pid, name)
         return t
+
+
+# Names of this process's threads that ran observed ops: noted once per run or loop (not
+# per event), so a recorder's callback can be a bare ``list.append``.
+thread_names: dict[int, str] = {}
+
+
+def note_thread(ident: int) -> None:
+    """Remember the calling thread's name (``ident`` is its ``threading.get_ident()``)."""
+    thread_names[ident] = threading.current_thread().name
+
+
+def thread_name(ident: int) -> str | None:
+    """The name of the thread events with this ``thread`` came from, when known."""
+    o = origin(ident)
+    return o.thread_name if o is not None else thread_names.get(ident)
 
 
 def origin(thread: int) -> Origin | None:

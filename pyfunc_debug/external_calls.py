@@ -91,6 +91,8 @@ class CallbackRun:
         stepper = self._before(op, inputs, run_id, dbgs) if watch else None
         ins = tuple([summarize(a, cap) for a in inputs]) if level else ()
         tid = threading.get_ident()
+        if tid not in ev.thread_names:
+            ev.note_thread(tid)
         observed = bool(bus.subs)
         t0 = _now()
         if observed:

@@ -194,3 +194,21 @@ def test_checker_flags_what_perfetto_rejects():
     in_run = [flow[0], dict(flow[1], ts=4.5)]
     assert any("binds to run slice" in p for p in problems(_doc(*good, *in_run)))
     assert any("not an s/f pair" in p for p in problems(_doc(*good, flow[0])))
+
+
+def test_thread_names_come_from_the_threads_that_ran_ops():
+    g = tf.Graph()
+    with g.as_default():
+        x = tf.compat.v1.placeholder(tf.float32, name="x")
+        y = tf.numpy_function(lambda v: v + 1, [x], tf.float32, name="inc")
+
+    def run():
+        with tf.Session(graph=g) as sess:
+            sess.run(y, {x: 1.0})
+    with tf.trace() as tr:
+        run()
+        t = threading.Thread(target=run, name="loader-7")
+        t.start()
+        t.join()
+    assert sorted(tr.thread_names.values()) == sorted([threading.current_thread().name,
+                                                       "loader-7"])

@@ -172,6 +172,8 @@ def _attend(plan, i, vals, ctx, dbgs, observed, frees) -> None:
     cap = bus.capture_bytes if level == 2 else 0
     ins = tuple(summarize(a, cap) for a in args) if level else ()  # as the op is given them
     tid = threading.get_ident()
+    if tid not in ev.thread_names:
+        ev.note_thread(tid)
     t0 = _now()
     if observed:
         ev.emit(ev.OpStart(ev.next_seq(), run_id, t0, tid, name, typ, None, src, producers))

@@ -74,8 +74,10 @@ def run_start(plan, ctx):
         info = step_info(plan)
         heads = plan.event_heads = (tuple(i[0] for i in info), tuple(i[1] for i in info))
     dedup = tuple((op.name, first.name) for op, first in plan.aliases.items())
+    tid = threading.get_ident()
+    ev.note_thread(tid)   # every run: a new thread may have an ended one's ident
     t0 = _now()
-    ev._bus.emit(ev.RunStart(ev.next_seq(), ctx.run_id, t0, threading.get_ident(), ctx.kind,
+    ev._bus.emit(ev.RunStart(ev.next_seq(), ctx.run_id, t0, tid, ctx.kind,
                              ctx.name, heads[0], tuple(op.name for op in plan.folded), dedup,
                              heads[1]))
     if plan.folded or plan.aliases or (plan.fold_steps and not plan.folds_done):
@@ -128,6 +130,8 @@ def _run_steps_events(items, vals, ctx) -> None:
     level = bus.capture
     cap = bus.capture_bytes if level == 2 else 0
     tid = threading.get_ident()
+    if tid not in ev.thread_names:
+        ev.note_thread(tid)
     run_id = ctx.run_id
     summaries = ctx.summaries
     if summaries is None:

@@ -37,14 +37,25 @@ class Trace:
         self.capture = capture
         self.capture_bytes = capture_bytes
         self.events: list = []
-        self.thread_names: dict[int, str] = {}
+        self._names: dict[int, str] = {}   # a streamed trace's, noted per event
         self._sub = None
         self._writer = None
+
+    @property
+    def thread_names(self) -> dict:
+        """thread ident -> name, for every thread in the recording."""
+        if self._writer is not None:
+            return self._names
+        names = self._names   # an in-memory trace: named from the events, when asked
+        for t in {e.thread for e in self.events} - names.keys():
+            names[t] = ev.thread_name(t) or ("main" if t == threading.main_thread().ident
+                                             else f"thread {t}")
+        return names
 
     def _streamer(self):
         """``_on_event`` of a streamed trace: the writer keeps the window and the counts
         (filled as batches are written: complete after each run and on exit)."""
-        names, current, write = self.thread_names, threading.current_thread, self._writer.write
+        names, current, write = self._names, threading.current_thread, self._writer.write
 
         def on_event(event) -> None:
             if event.thread not in names:
@@ -62,14 +73,9 @@ class Trace:
         return self
 
     def _recorder(self):
-        """``_on_event`` of an in-memory trace, with its lookups bound once (one call per event)."""
-        names, append, current = self.thread_names, self.events.append, threading.current_thread
-
-        def on_event(event) -> None:
-            if event.thread not in names:
-                names[event.thread] = current().name
-            append(event)  # list.append is atomic: no lock on the hot path
-        return on_event
+        """``_on_event`` of an in-memory trace: ``list.append`` itself (atomic, and no Python
+        call per event); thread names come from ``events.thread_name`` when asked."""
+        return self.events.append
 
     def __exit__(self, *exc) -> bool:
         self._sub.close()
