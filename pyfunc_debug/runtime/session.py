@@ -7,8 +7,10 @@ nodes of it.
 from __future__ import annotations
 
 import contextlib
+import threading
 from concurrent.futures import ThreadPoolExecutor
 
+from .. import events as ev
 from ..graph.defaults import get_default_session, pop_session, push_session
 from ..graph.graph import building, get_default_graph, pin_eager
 from ..graph.tensor import SymbolicTensor
@@ -46,7 +48,7 @@ class Session:
         self._contexts: list = []
         self._helpers = inter_op_threads != 1
         self._pool = (ThreadPoolExecutor(inter_op_threads, thread_name_prefix="pfd-inter-op",
-                                         initializer=pin_eager)
+                                         initializer=_pool_thread_start)
                       if inter_op_threads and inter_op_threads > 1 else None)
         self._cluster = None if cluster is None else hooks.cluster(cluster)
 
@@ -149,3 +151,9 @@ class InteractiveSession(Session):
         while self._contexts:
             self._contexts.pop().__exit__(None, None, None)
         super().close()
+
+
+def _pool_thread_start() -> None:
+    """An inter-op thread: eager as TF's threads, and its name noted for traces."""
+    pin_eager()
+    ev.note_thread(threading.get_ident())

@@ -14,6 +14,7 @@ import queue
 import threading
 from concurrent.futures import Future
 
+from ..events import note_thread
 from ..graph.graph import pin_eager
 
 __all__ = ["HELPERS", "Helpers"]
@@ -50,6 +51,7 @@ class Helpers:
 
     def _serve(self, inbox: queue.SimpleQueue) -> None:
         pin_eager()  # wrapped functions on helpers run eagerly, as on TF's threads
+        note_thread(threading.get_ident())  # its name, for traces (its ident may be reused)
         while True:
             try:
                 fut, fn, args = inbox.get(timeout=_IDLE_SECONDS)
