@@ -310,3 +310,15 @@ def test_folded_and_plan_ops_are_all_named():
     ends = [e.op for e in decoded if type(e) is ev.OpEnd]
     assert ends == ["folded", "plus", "inc", "plus", "inc"]
     assert not any(e.op.startswith("<op ") for e in decoded if type(e) is ev.OpStart)
+
+
+def test_a_huge_plan_names_its_ops_as_they_run(monkeypatch):
+    import pyfunc_debug.runtime.records as records
+    monkeypatch.setattr(records, "NAME_ALL_LIMIT", 2)   # this 5-op plan counts as huge
+    calls = []
+    monkeypatch.setattr(records.RecordSink, "name_all", lambda self, infos: calls.append(1))
+    g, x, y = _chain()
+    items, decoded = _recorded(g, x, y, [1.0], flush_every=2)
+    assert calls == []                                      # not all up front...
+    assert len([x for x in items if type(x) is tuple]) == 5   # ...but each as it ran
+    assert [e.op for e in decoded if type(e) is ev.OpEnd] == [f"inc{i}" for i in range(5)]

@@ -43,6 +43,7 @@ __all__ = ["RecordSink", "run_steps_recorded", "to_events", "RECORD", "START", "
 START, END, BOTH = 1, 2, 3
 RECORD = struct.Struct("<8q")
 FLUSH_NS = 2_000_000
+NAME_ALL_LIMIT = 20_000   # plans up to this many ops have their op names sent at once
 _INT64 = range(-(1 << 63), 1 << 63)
 _MARK = slice(24, 40)   # a record's thread and seq0: which op it is
 
@@ -133,6 +134,8 @@ def run_steps_recorded(items, vals, ctx, sink: RecordSink, with_events) -> None:
         with_events(items)
         return
     infos = getattr(items, "infos", None)
+    if infos is not None and len(infos) > NAME_ALL_LIMIT:
+        infos = None        # a huge plan: named as its ops run, not all up front
     if infos is not None:   # a plan's steps: its infos named at once, no check per op
         sink.name_all(infos)
     seq = ev.next_seq
