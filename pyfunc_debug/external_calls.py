@@ -29,7 +29,7 @@ from .errors import CancelledError
 from .runtime.executor import new_run_id
 from .trace.summary import summarize
 
-__all__ = ["CallbackRun", "abort_of", "as_numpy"]
+__all__ = ["CallbackRun", "Closing", "abort_of", "as_numpy"]
 
 _now = time.perf_counter_ns
 _runs: list = []   # every CallbackRun made, for abort_of
@@ -55,6 +55,20 @@ def _flat(result) -> list:
 
 def _message(exc: BaseException) -> str:
     return "".join(traceback.format_exception_only(type(exc), exc)).strip()
+
+
+class Closing:
+    """``with x:`` calls ``x.close()`` on the way out (the adapters' instrumentations)."""
+
+    def close(self) -> None:
+        raise NotImplementedError
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.close()
+        return False
 
 
 class CallbackRun:

@@ -32,7 +32,7 @@ from jax._src import debugging as _debugging_mod
 
 from .debug.external import ExternalOp
 from .errors import CancelledError
-from .external_calls import CallbackRun
+from .external_calls import CallbackRun, Closing
 
 __all__ = ["instrument", "uninstrument", "Instrumentation"]
 
@@ -104,7 +104,7 @@ class _Instrumented:
         return hash(self.inner)
 
 
-class Instrumentation:
+class Instrumentation(Closing):
     """The installed wrappers; ``close()`` (or leaving ``with``) restores JAX's ``bind``s
     and ends the callbacks' run. ``run`` is the ``CallbackRun`` the calls belong to."""
 
@@ -153,13 +153,6 @@ class Instrumentation:
         if _active is self:
             _active = None
         self.run.end()
-
-    def __enter__(self):
-        return self
-
-    def __exit__(self, *exc):
-        self.close()
-        return False
 
 
 def instrument(internal: bool = False) -> Instrumentation:

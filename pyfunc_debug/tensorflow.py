@@ -32,7 +32,7 @@ from tensorflow.python.framework import ops as tf_ops
 from tensorflow.python.ops import script_ops
 
 from .debug.external import ExternalOp
-from .external_calls import CallbackRun
+from .external_calls import CallbackRun, Closing
 
 __all__ = ["instrument", "uninstrument", "Instrumentation"]
 
@@ -108,7 +108,7 @@ def _eager_name(name, op_type: str) -> str:
     return f"{scope}/{base}" if scope else base
 
 
-class Instrumentation:
+class Instrumentation(Closing):
     """The installed wrappers; ``close()`` (or leaving ``with``) restores TF's own and
     ends the callbacks' run. ``run`` is the ``CallbackRun`` the calls belong to."""
 
@@ -168,13 +168,6 @@ class Instrumentation:
         if _active is self:
             _active = None
         self.run.end()
-
-    def __enter__(self):
-        return self
-
-    def __exit__(self, *exc):
-        self.close()
-        return False
 
 
 def instrument(internal: bool = False) -> Instrumentation:

@@ -45,6 +45,17 @@ def failing(x):
     raise ValueError(f"bad value {x[0]}")
 
 
+def _boom():
+    """An op failing on worker 1: (x, y, feed, the error the same op raises locally)."""
+    x = pfd.placeholder(pfd.float64, [1])
+    with pfd.device("/job:worker/task:1"):
+        y = pfd.numpy_function(failing, [x], pfd.float64, name="boom")
+    feed = {x: np.array([7.0])}
+    with pytest.raises(pfd.errors.OpError) as local:
+        pfd.Session().run(y, feed)
+    return x, y, feed, local
+
+
 def _pipeline():
     x = pfd.placeholder(pfd.float64, [3], name="x")
     with pfd.device("/job:worker/task:0"):
@@ -94,12 +105,7 @@ def test_consecutive_ops_on_one_worker_run_as_one_task(client, worker_pids, monk
 
 
 def test_a_worker_error_arrives_as_the_local_error(client):
-    x = pfd.placeholder(pfd.float64, [1])
-    with pfd.device("/job:worker/task:1"):
-        y = pfd.numpy_function(failing, [x], pfd.float64, name="boom")
-    feed = {x: np.array([7.0])}
-    with pytest.raises(pfd.errors.OpError) as local:
-        pfd.Session().run(y, feed)
+    x, y, feed, local = _boom()
     with pfd.Session(cluster=client) as sess, pytest.raises(pfd.errors.OpError) as remote:
         sess.run(y, feed)
     assert type(remote.value) is type(local.value) is pfd.errors.InvalidArgumentError
@@ -260,12 +266,7 @@ def test_q_in_a_remote_pdb_aborts_the_run_as_locally(client):
 
 
 def test_a_remote_error_pauses_and_post_mortem_opens_in_the_worker(client, worker_pids):
-    x = pfd.placeholder(pfd.float64, [1])
-    with pfd.device("/job:worker/task:1"):
-        y = pfd.numpy_function(failing, [x], pfd.float64, name="boom")
-    feed = {x: np.array([7.0])}
-    with pytest.raises(pfd.errors.OpError) as local:
-        pfd.Session().run(y, feed)
+    x, y, feed, local = _boom()
     typed = Typed(["p __import__('os').getpid()\n", "p x\n", "q\n"])
     dbg, pauses = _debugger(["post_mortem"], typed, on_error=True)
     with dbg, pfd.Session(cluster=client) as sess:

@@ -4,9 +4,7 @@ opens pdb inside that worker, at the ``raise``, on this terminal; attached to a 
 that runs the pipeline, ``s`` opens pdb in the target's worker on the client's terminal."""
 from __future__ import annotations
 
-import os
 import re
-import subprocess
 import sys
 
 import pytest
@@ -14,12 +12,12 @@ import pytest
 pexpect = pytest.importorskip("pexpect")
 pytest.importorskip("dask.distributed")
 
+from test_remote_pty import _env, listening  # noqa: E402
 from test_tui_e2e import ROOT, Screen  # noqa: E402
 
 
 def test_console_pauses_at_a_worker_error_and_post_mortem_runs_in_the_worker(tmp_path):
-    env = dict(os.environ, HOME=str(tmp_path), TERM="xterm-256color", PDBPP_COLORS="0",
-               PYTHONUNBUFFERED="1", NO_COLOR="1")
+    env = _env(tmp_path)
     child = pexpect.spawn(sys.executable, ["-m", "pyfunc_debug", "run", "--console",
                                            "--break-on", "error", "examples/dask_pipeline.py",
                                            "--bad-record"],
@@ -47,19 +45,10 @@ def test_console_pauses_at_a_worker_error_and_post_mortem_runs_in_the_worker(tmp
 
 def test_attach_steps_into_a_remote_op_through_the_target_to_its_worker(tmp_path):
     # two relays in a row: the attached client's terminal -> the target -> its Dask worker
-    env = dict(os.environ, HOME=str(tmp_path), TERM="xterm-256color", PDBPP_COLORS="0",
-               PYTHONUNBUFFERED="1", NO_COLOR="1")
-    for k in ("PYFUNC_DEBUG_LISTEN", "PYFUNC_DEBUG_TOKEN", "PYFUNC_DEBUG_WAIT"):
-        env.pop(k, None)
-    target = subprocess.Popen([sys.executable, "-m", "pyfunc_debug", "run", "--listen",
-                               "127.0.0.1:0", "--wait", "examples/dask_pipeline.py"], cwd=ROOT,
-                              env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    env = _env(tmp_path)
+    target, address, token = listening("examples/dask_pipeline.py", env)
     child = None
     try:
-        line = target.stderr.readline()
-        found = re.fullmatch(r"pyfunc-debug: listening on (127\.0\.0\.1:\d+) token (\S+)\n", line)
-        assert found, line
-        address, token = found.groups()
         child = pexpect.spawn(sys.executable, ["-m", "pyfunc_debug", "attach", address,
                                                "--token", token, "--console",
                                                "--break", "features"],

@@ -63,6 +63,20 @@ def _double(a):
     return doubled
 
 
+def _stepped_into_double(srv, stdin, stdout, n):
+    """Attach with pdb on ``stdin``/``stdout``, run ``double`` on arange(n) in a thread and
+    answer its pause with step-into: (link, thread, its result dict)."""
+    link = _attach(srv)
+    link.set_terminal(stdin, stdout)
+    pauses = []
+    link.break_on(op="double")
+    link.start(None, pauses.append)
+    t, out = _run_in_thread(*_graph(), np.arange(n, dtype=np.float32))
+    _until(lambda: pauses, "the pause")
+    link.answer("step_into")
+    return link, t, out
+
+
 def _run_in_thread(g, x, z, value):
     out = {}
 
@@ -147,15 +161,8 @@ def test_bad_condition_is_refused_with_its_reason(server):
 
 def test_step_into_runs_pdb_in_the_target_on_the_clients_streams(server, monkeypatch):
     monkeypatch.setenv("PDBPP_COLORS", "0")
-    link = _attach(server)
-    typed, shown = io.StringIO("p a.sum()\nc\n"), io.StringIO()
-    link.set_terminal(typed, shown)
-    pauses = []
-    link.break_on(op="double")
-    link.start(None, pauses.append)
-    t, out = _run_in_thread(*_graph(), np.arange(4, dtype=np.float32))
-    _until(lambda: pauses, "the pause")
-    link.answer("step_into")
+    shown = io.StringIO()
+    link, t, out = _stepped_into_double(server, io.StringIO("p a.sum()\nc\n"), shown, 4)
     t.join(15)
     np.testing.assert_array_equal(out["result"], [1, 3, 5, 7])
     _until(lambda: "6.0" in shown.getvalue(), "pdb's answer")   # printed a.sum() ...
@@ -171,15 +178,8 @@ def test_a_client_leaving_mid_pdb_session_lets_the_function_run_on(server, monke
         def readline(self):
             typing.wait(30)
             return ""
-    link = _attach(server)
     shown = io.StringIO()
-    link.set_terminal(Silent(), shown)
-    pauses = []
-    link.break_on(op="double")
-    link.start(None, pauses.append)
-    t, out = _run_in_thread(*_graph(), np.arange(3, dtype=np.float32))
-    _until(lambda: pauses, "the pause")
-    link.answer("step_into")
+    link, t, out = _stepped_into_double(server, Silent(), shown, 3)
     _until(lambda: "(Pdb" in shown.getvalue(), "pdb's prompt on the client")
     link.quit()                       # gone while pdb waits for a command
     t.join(15)

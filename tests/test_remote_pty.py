@@ -23,16 +23,23 @@ def _env(tmp_path):
     return env
 
 
+def listening(script: str, env) -> tuple:
+    """``run --listen 127.0.0.1:0 --wait SCRIPT``: (process, address, token) it announced."""
+    target = subprocess.Popen([sys.executable, "-m", "pyfunc_debug", "run", "--listen",
+                               "127.0.0.1:0", "--wait", script], cwd=ROOT, env=env,
+                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    line = target.stderr.readline()
+    found = re.fullmatch(r"pyfunc-debug: listening on (127\.0\.0\.1:\d+) token (\S+)\n", line)
+    if not found:
+        target.kill()
+        raise AssertionError(line + target.stderr.read())
+    return (target, *found.groups())
+
+
 def test_attach_console_breaks_at_the_nan_producer_and_steps_into_it(tmp_path):
     env = _env(tmp_path)
-    target = subprocess.Popen([sys.executable, "-m", "pyfunc_debug", "run", "--listen",
-                               "127.0.0.1:0", "--wait", "examples/nan_hunt.py"], cwd=ROOT,
-                              env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    target, address, token = listening("examples/nan_hunt.py", env)
     try:
-        line = target.stderr.readline()
-        found = re.fullmatch(r"pyfunc-debug: listening on (127\.0\.0\.1:\d+) token (\S+)\n", line)
-        assert found, line
-        address, token = found.groups()
         # before the NaN-producing function runs (to step into it), and where it made the NaN
         child = pexpect.spawn(sys.executable, ["-m", "pyfunc_debug", "attach", address,
                                                "--token", token, "--console", "--break-on", "nan",

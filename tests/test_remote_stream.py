@@ -15,7 +15,7 @@ from pyfunc_debug.remote.client import RemoteLink
 from pyfunc_debug.remote.event_stream import Decoder, Encoder
 from pyfunc_debug.remote.server import Server
 from pyfunc_debug.remote.wire import Channel
-from pyfunc_debug.runtime.records import RecordSink, to_events
+from pyfunc_debug.runtime.records import END, RECORD, START, RecordSink
 
 
 def _inc(a):
@@ -66,6 +66,18 @@ def _decode(dec, data: bytes | None) -> list:
     line, _, rest = data.partition(b"\n")
     msg = json.loads(line)
     return dec.decode(msg, [rest] if rest else [])
+
+
+def to_events(info, record: bytes) -> tuple:
+    """The reference reading of one record (runtime.records' layout), apart from the Decoder."""
+    kind, _, run, thread, s0, t0, s1, t1 = RECORD.unpack(record)
+    name, typ, src, producers = info[:4]
+    out = ()
+    if kind & START:
+        out += (ev.OpStart(s0, run, t0, thread, name, typ, None, src, producers),)
+    if kind & END:
+        out += (ev.OpEnd(s1, run, t1, thread, name, typ, None, t1 - t0),)
+    return out
 
 
 def _events_of(items) -> list:

@@ -222,7 +222,7 @@ class RemoteLink(Link):
         elif kind == "bye":
             self._said_bye = True
             status = msg.get("status")
-            self._outcome = Outcome(0, None, f"pyfunc-debug attach: the target process ended"
+            self._outcome = Outcome(0, None, "pyfunc-debug attach: the target process ended"
                                     + (f" (exit status {status})" if status is not None else ""))
 
     def _ended(self, why: str) -> None:

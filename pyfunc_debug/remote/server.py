@@ -55,10 +55,7 @@ class Server:
         self._lock = threading.Lock()
         self._send_lock = threading.Lock()     # events, then the pause that follows them
         self._events: collections.deque = collections.deque()
-        self._dropped = 0
-        self._records = RecordSink(self._events)
-        self._encoder = Encoder(self._records)
-        self._per_item = 1.0                   # records per queued item, lately
+        self._new_stream()
         self._pause = None
         self._pause_id = 0
         self._client_bps: set = set()
@@ -111,10 +108,8 @@ class Server:
         sock.settimeout(None)
         _send_timeout(sock, SEND_TIMEOUT)
         self.stdin.connect()
-        self._dropped = 0
         self._events.clear()   # what a loop still running for the last client put there
-        self._records = RecordSink(self._events)
-        self._encoder = Encoder(self._records)
+        self._new_stream()
         try:
             ch.send({"t": "welcome", "version": VERSION, "pid": os.getpid(),
                      "program": self.title,
@@ -150,6 +145,13 @@ class Server:
                                      "detached", pause.run_id)
         self.link.stop()
         self._events.clear()
+
+    def _new_stream(self) -> None:
+        """A client's event stream starts afresh: no op named to it yet, nothing dropped."""
+        self._dropped = 0
+        self._per_item = 1.0                   # records per queued item, lately
+        self._records = RecordSink(self._events)
+        self._encoder = Encoder(self._records)
 
     # -- client messages ------------------------------------------------------------------
     def _handle(self, ch: Channel, msg: dict) -> None:

@@ -79,18 +79,10 @@ class Channel:
     def send(self, msg: dict, blobs=()) -> None:
         if blobs:
             msg = dict(msg, blobs=[len(b) for b in blobs])
-        data = dumps(msg) + b"".join(blobs)
-        with self._lock:
-            if self.closed:
-                raise ChannelClosed("the connection is closed")
-            try:
-                self.sock.sendall(data)
-            except OSError as e:
-                self.closed = True
-                raise ChannelClosed(str(e)) from None
+        self.send_raw(dumps(msg) + b"".join(blobs))
 
     def send_raw(self, line: bytes) -> None:
-        """An already encoded message line (the hot path for event batches)."""
+        """An already encoded message (line and blobs: the event batches' way)."""
         with self._lock:
             if self.closed:
                 raise ChannelClosed("the connection is closed")

@@ -15,7 +15,7 @@ import numpy as np
 from .. import events as ev
 from ..eager.execute import watching_eager
 from ..trace.summary import summarize
-from .loop import PASS_THROUGH as _PASS_THROUGH, annotate_error
+from .loop import PASS_THROUGH as _PASS_THROUGH
 from .diagnose import WATCHED_TYPES, after_op, note_run
 from .modified import input_marks, inputs_after, report_modified
 from .op_errors import report_error as _report_error, report_interrupt
@@ -114,7 +114,7 @@ def run_steps_observed(items, vals, ctx) -> None:
     a subscriber that takes them: see ``records``)."""
     sink = ev._bus.records
     if sink is not None:
-        run_steps_recorded(items, vals, ctx, sink, lambda one: _run_steps_events(one, vals, ctx))
+        run_steps_recorded(items, vals, ctx, sink, _run_steps_events)
     else:
         _run_steps_events(items, vals, ctx)
 

@@ -15,13 +15,14 @@ static event data (``observed.step_info``: name, type, source, producers,
 ...); before a key's first record, ``info`` itself goes on ``sink.queue``
 (and stays in ``sink.named``, so the id stays unique) — a whole plan's at once
 when the loop is given its steps (``observed.PlanItems``). The seqs and clock
-readings are the ones the events would have had: ``to_events`` rebuilds them.
+readings are the ones the events would have had, so a reader rebuilds them exactly
+(``remote.event_stream.Decoder``).
 
 Records go on the queue in lists (``bytes`` each), at least every
 ``FLUSH_NS`` and when the loop returns: a reader pays per list, not per op.
 While an op runs, ``sink.current[thread]`` holds ``[(key, run_id, seq0, t0),
-batch]`` (``None`` between loops; ``batch``: records not on the queue yet,
-never the running op's). So a reader
+batch]`` (``[None, []]`` between loops; ``batch``: records not on the queue
+yet, never the running op's). So a reader
 may send the start of a long-running op early — and an event the op's thread
 emits meanwhile (a nested run inside the wrapped function) is preceded by it
 (``sink.start_early``) — and ``sink.early`` remembers which, so that the op's
@@ -37,7 +38,7 @@ from .. import events as ev
 from .loop import PASS_THROUGH
 from .op_errors import report_error, report_interrupt
 
-__all__ = ["RecordSink", "run_steps_recorded", "to_events", "RECORD", "START", "END", "BOTH",
+__all__ = ["RecordSink", "run_steps_recorded", "RECORD", "START", "END", "BOTH",
            "FLUSH_NS"]
 
 START, END, BOTH = 1, 2, 3
@@ -110,28 +111,16 @@ class RecordSink:
         return RECORD.pack(END, *rest) if kind == BOTH else None
 
 
-def to_events(info, record: bytes) -> tuple:
-    """The ``OpStart`` and/or ``OpEnd`` that ``record`` of op ``info`` stands for."""
-    kind, _, run, thread, s0, t0, s1, t1 = RECORD.unpack(record)
-    name, typ, src, producers = info[:4]
-    out = ()
-    if kind & START:
-        out += (ev.OpStart(s0, run, t0, thread, name, typ, None, src, producers),)
-    if kind & END:
-        out += (ev.OpEnd(s1, run, t1, thread, name, typ, None, t1 - t0),)
-    return out
-
-
 def run_steps_recorded(items, vals, ctx, sink: RecordSink, with_events) -> None:
     """Run (step tuple, info) ``items`` in order, recording each op on ``sink``;
-    ``with_events(items)`` runs the ops that must report as events.
+    ``with_events(items, vals, ctx)`` runs the ops that must report as events.
 
     One clock reading ends an op and starts the next (their slices abut). An op's
     record joins the batch when the next op starts, after ``current`` names that one.
     """
     tid = threading.get_ident()
     if tid not in _INT64:
-        with_events(items)
+        with_events(items, vals, ctx)
         return
     infos = getattr(items, "infos", None)
     if infos is not None and len(infos) > NAME_ALL_LIMIT:
@@ -164,7 +153,7 @@ def run_steps_recorded(items, vals, ctx, sink: RecordSink, with_events) -> None:
                     put(batch)
                     batch = cur[1] = []
                     add = batch.append
-                with_events(((step, info),))
+                with_events(((step, info),), vals, ctx)
                 t = _now()
                 continue
             key = id(info)
