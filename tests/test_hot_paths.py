@@ -140,39 +140,3 @@ def test_a_failing_branch_on_the_pool_raises_its_error_once_the_others_end():
         with pytest.raises(tf.errors.UnknownError, match="bad"):
             sess.run(total, {x: 1.0})
         assert sess.run(ok[0], {x: 1.0}) == 2.0
-
-
-def test_jsonl_fast_rows_equal_the_generic_encoding(tmp_path):
-    import json
-    from pyfunc_debug import events as ev
-    from pyfunc_debug.trace.codec import event_to_row, strict_row
-    from pyfunc_debug.trace.jsonl import JsonlWriter
-    from pyfunc_debug.trace.summary import ValueSummary, summarize
-
-    sums = [summarize(v) for v in (np.float32(1.5), np.float64(np.nan), np.array([1.0, np.inf]),
-                                   np.array([b"a\"b", b"\n"], dtype=object), None, np.int32(7),
-                                   np.array([[True, False]]), np.float64(-0.0),
-                                   np.float64(1e20), np.float32(1e-7), np.int64(2**62),
-                                   np.uint8(255))]
-    v = 2.5  # built by hand: one float object, a preview that needs escapes
-    sums += [ValueSummary((), "float32", 1, v, v, v, 0, 0, 'a"b\\c\n', False),
-             ValueSummary((), "float32", 1, v, v, v, 0, 0, "é", False)]
-    events = [ev.OpStart(1, 3, 10, 7, 'op "q"\\n', "PyFunc", None, "f.py:1", ("a", "b")),
-              ev.OpStart(2, None, 11, 7, "op/é", "EagerPyFunc", "parent", "", ()),
-              ev.OpEnd(3, 3, 12, 7, "op", "PyFunc", None, 5, tuple(sums[:3]), tuple(sums[3:])),
-              ev.OpEnd(4, None, 13, 7, "op", "PyFunc", "p", 0, (), (sums[0],)),
-              ev.OpEnd(5, 3, 14, 7, "op", "PyFunc", None, 1, tuple(sums[7:]), ())]
-    w = JsonlWriter(tmp_path / "t.jsonl", "summary")
-    for e in events:
-        row = event_to_row(e)
-        try:
-            generic = json.dumps(row, separators=(",", ":"), allow_nan=False)
-        except ValueError:
-            generic = json.dumps(strict_row(row), separators=(",", ":"), allow_nan=False)
-        assert w._lines([e]) == [generic]
-        w.write(e)
-    assert w._lines(events) == [w._generic(e) for e in events]  # one batch, shared summaries
-    w.close()
-    loaded = tf.load_trace(str(tmp_path / "t.jsonl"))
-    assert [e.seq for e in loaded] == [1, 2, 3, 4, 5]
-    assert loaded[2].inputs[1].nan == 1 and loaded[3].outputs[0].min == 1.5

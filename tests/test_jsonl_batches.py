@@ -2,6 +2,7 @@
 reordered, lines on disk without waiting for the run to end, errors not swallowed."""
 from __future__ import annotations
 
+import json
 import threading
 import time
 
@@ -11,6 +12,7 @@ import pytest
 import pyfunc_debug as tf
 from pyfunc_debug import events as ev
 from pyfunc_debug.trace import jsonl
+from pyfunc_debug.trace.codec import event_to_row, strict_row
 from pyfunc_debug.trace.jsonl import JsonlWriter
 from pyfunc_debug.trace.summary import ValueSummary, summarize
 
@@ -98,7 +100,7 @@ def test_a_batch_encodes_as_each_event_alone(tmp_path):
              ev.Warning(7, 1, 80, 7, "b", "PyFunc", None, "msg", "input_modified", (sums[2],)),
              ev.RunEnd(8, 1, 90, 7, 90, True)]
     w = JsonlWriter(tmp_path / "t.jsonl", "summary")
-    assert w._lines(batch) == [w._generic(e) for e in batch]
+    assert _same_json(w._encode(batch), [w._generic(e) for e in batch])
     for e in batch:
         w.write(e)
     w.close()
@@ -195,3 +197,47 @@ def test_a_forked_child_writes_without_waiting_for_the_parents_helper_thread(tmp
     assert os.waitstatus_to_exitcode(status) == 0
     w.close()
     assert sorted(e.seq for e in tf.load_trace(path)) == [1, 2, 3]
+
+
+def _no_constants(name):
+    raise AssertionError(f"not strict JSON: {name}")
+
+
+def _same_json(data: bytes, lines: list) -> bool:
+    """``data`` (a batch's lines) holds the same strict-JSON rows as ``lines``, exactly:
+    the same values in the same order, floats to the bit (-0.0 is not 0.0)."""
+    assert data.endswith(b"\n")
+    got = [json.loads(line, parse_constant=_no_constants) for line in data.split(b"\n")[:-1]]
+    want = [json.loads(line, parse_constant=_no_constants) for line in lines]
+    return json.dumps(got) == json.dumps(want)
+
+
+def test_jsonl_fast_rows_equal_the_generic_encoding(tmp_path):
+    sums = [summarize(v) for v in (np.float32(1.5), np.float64(np.nan), np.array([1.0, np.inf]),
+                                   np.array([b"a\"b", b"\n"], dtype=object), None, np.int32(7),
+                                   np.array([[True, False]]), np.float64(-0.0),
+                                   np.float64(1e20), np.float32(1e-7), np.int64(2**62),
+                                   np.uint8(255))]
+    v = 2.5  # built by hand: one float object, a preview that needs escapes
+    sums += [ValueSummary((), "float32", 1, v, v, v, 0, 0, 'a"b\\c\n', False),
+             ValueSummary((), "float32", 1, v, v, v, 0, 0, "é", False)]
+    events = [ev.OpStart(1, 3, 10, 7, 'op "q"\\n', "PyFunc", None, "f.py:1", ("a", "b")),
+              ev.OpStart(2, None, 11, 7, "op/é", "EagerPyFunc", "parent", "", ()),
+              ev.OpEnd(3, 3, 12, 7, "op", "PyFunc", None, 5, tuple(sums[:3]), tuple(sums[3:])),
+              ev.OpEnd(4, None, 13, 7, "op", "PyFunc", "p", 0, (), (sums[0],)),
+              ev.OpEnd(5, 3, 14, 7, "op", "PyFunc", None, 1, tuple(sums[7:]), ())]
+    w = JsonlWriter(tmp_path / "t.jsonl", "summary")
+    for e in events:
+        row = event_to_row(e)
+        try:
+            generic = json.dumps(row, separators=(",", ":"), allow_nan=False)
+        except ValueError:
+            generic = json.dumps(strict_row(row), separators=(",", ":"), allow_nan=False)
+        assert _same_json(w._encode([e]), [generic])
+        w.write(e)
+    # one batch, shared summaries
+    assert _same_json(w._encode(events), [w._generic(e) for e in events])
+    w.close()
+    loaded = tf.load_trace(str(tmp_path / "t.jsonl"))
+    assert [e.seq for e in loaded] == [1, 2, 3, 4, 5]
+    assert loaded[2].inputs[1].nan == 1 and loaded[3].outputs[0].min == 1.5

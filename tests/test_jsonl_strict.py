@@ -79,6 +79,34 @@ def test_writer_spells_inf_and_keeps_string_fields_strings(tmp_path):
     assert got.preview == "nan" and e.op == "nan" and e.parent == "inf"  # strings stay strings
 
 
+def test_every_way_a_nonfinite_float_enters_a_summary_is_spelled_out(tmp_path):
+    """The fast writer encodes summaries in C (orjson would write NaN as null): a summary
+    holding a NaN/Inf min, max or mean, however made, must reach the file as a string."""
+    from pyfunc_debug.trace.codec import summary_from_row
+    from pyfunc_debug.trace.summary import summarize
+    with np.errstate(over="ignore"):
+        overflow = summarize(np.array([1e308, 1e308]))   # finite values, mean overflows
+    made = {"all_nan": summarize(np.array([np.nan, np.nan])),
+            "overflow": overflow,
+            "by_hand": ValueSummary((), "float64", 1, 1.0, 1.0, math.nan),
+            "replaced": summarize(np.float64(2.0))._replace(max=-math.inf),
+            "decoded": summary_from_row([[], "float64", 1, "inf", "inf", "inf", 0, 1, "", False])}
+    assert overflow.nan == overflow.inf == 0 and overflow.mean == math.inf
+    path = tmp_path / "w.jsonl"
+    w = JsonlWriter(path, "summary")
+    for i, (name, s) in enumerate(made.items()):
+        w.write(ev.OpEnd(i, 1, 10 + i, 1, name, "PyFunc", None, 1, (), (s,)))
+    w.close()
+    lines = path.read_text().splitlines()[1:]
+    assert len(lines) == len(made) and not any("null" in line for line in lines)
+    for line in lines:
+        strict_loads(line)
+    loaded = {e.op: e.outputs[0] for e in tf.load_trace(path)}
+    for name, s in made.items():
+        got = loaded[name]
+        assert [repr(v) for v in got[3:6]] == [repr(v) for v in s[3:6]], name
+
+
 def test_bare_nan_from_older_writers_still_loads(tmp_path):
     path = tmp_path / "old.jsonl"
     _write_rows(path, '["OpEnd",2,1,100,7,"op","PyFunc",null,5,[],'

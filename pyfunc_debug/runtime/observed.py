@@ -125,7 +125,7 @@ def _run_steps_events(items, vals, ctx) -> None:
     bus = ev._bus
     subs = bus.subs
     single_sub = subs[0] if len(subs) == 1 else None
-    cb = single_sub.callback if single_sub is not None else bus.emit
+    cb = single_sub.op_callback if single_sub is not None else bus.emit
     seq = ev.next_seq
     level = bus.capture
     cap = bus.capture_bytes if level == 2 else 0

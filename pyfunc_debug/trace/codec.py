@@ -17,7 +17,7 @@ from __future__ import annotations
 import math
 
 from ..events import EVENT_TYPES
-from .summary import ValueSummary
+from .summary import ROW_FIELDS, ValueSummary, json_number, summary_class
 from .values import valid_key
 
 __all__ = ["event_to_row", "event_from_row", "schema", "strict_row", "strict_fields",
@@ -25,6 +25,7 @@ __all__ = ["event_to_row", "event_from_row", "schema", "strict_row", "strict_fie
 
 SUMMARY_FIELDS = ValueSummary._fields[:-1]  # ``value`` is stored apart from the event
 _N_SUMMARY = len(SUMMARY_FIELDS)
+assert _N_SUMMARY == ROW_FIELDS
 # positions of summary tuples inside each event type's row (1-based: row[0] is the type)
 _SUMMARY_POS = {name: tuple(i + 1 for i, f in enumerate(cls._fields) if f in ("inputs", "outputs"))
                 for name, cls in EVENT_TYPES.items()}
@@ -59,11 +60,7 @@ def event_to_row(event, value_key=None) -> list:
     return row
 
 
-def _nonfinite(v):
-    """A float JSON cannot hold, as its string; other values unchanged."""
-    if type(v) is float and not math.isfinite(v):
-        return "nan" if v != v else ("inf" if v > 0 else "-inf")
-    return v
+_nonfinite = json_number
 
 
 def strict_row(row) -> list:
@@ -154,8 +151,9 @@ def _summary_from(row, values, field):
             raise ValueError(f"field {field!r}: bad value key {str(key)[:40]!r}")
         if values is not None:
             value = values.get(key)
-    return ValueSummary(tuple(shape), dtype, size, _number(lo, "min"), _number(hi, "max"),
-                        _number(mean, "mean"), nan, inf, preview, approx, value)
+    lo, hi, mean = _number(lo, "min"), _number(hi, "max"), _number(mean, "mean")
+    return summary_class(lo, hi, mean)(tuple(shape), dtype, size, lo, hi, mean, nan, inf,
+                                       preview, approx, value)
 
 
 def summary_to_row(s) -> list:

@@ -24,16 +24,20 @@ from __future__ import annotations
 
 import collections
 import json
+import operator
+import re
 import os
 import threading
 import time
 import warnings
 import weakref
 
+import orjson
+
 from .. import events as ev
-from ..events import OpEnd, OpStart, RunEnd
+from ..events import RunEnd
 from .bulk import paused_gc
-from .codec import (SUMMARY_FIELDS, event_from_row, event_to_row, schema, strict_fields,
+from .codec import (SUMMARY_FIELDS, event_from_row, event_to_row, schema,
                     strict_row)
 from .values import BadValue, read_value, values_dir, write_value
 
@@ -48,10 +52,11 @@ BATCH = 2048  # lines parsed per json.loads call when loading
 
 
 _N_SUMMARY = len(SUMMARY_FIELDS)
-assert _N_SUMMARY == 10, "JsonlWriter._summary unpacks the 11 fields of a ValueSummary"
-_PLAIN_DTYPES = frozenset({"float16", "float32", "float64", "int8", "int16", "int32", "int64",
-                           "uint8", "uint16", "uint32", "uint64"})
-_quote = json.encoder.encode_basestring_ascii  # a str as a JSON string literal (C)
+_ROW_NAMES = {cls: (name,) for name, cls in ev.EVENT_TYPES.items()}
+_NL = orjson.Fragment(b"\n")  # between rows: the only raw newline a batch's JSON holds
+_THREAD = operator.itemgetter(3)  # every event's ``thread``
+_ROW = operator.attrgetter("row")  # orjson's ``default``: a summary's row (see ``summary``)
+_ROW_BREAK = re.compile(b",\n,")
 
 
 class TraceFormatError(ValueError):
@@ -73,16 +78,18 @@ class JsonlWriter:
     ``write`` only queues the event (one ``deque.append``: the run's thread pays
     little more); the queue is encoded and written in batches — at every
     ``RunEnd``, by a helper thread at least every ``FLUSH_NS``, once
-    ``BATCH_EVENTS`` events wait, and on ``flush``/``close``. Encoding still
-    holds the GIL, so batches save the per-event overhead, not the encoding:
-    OpStart/OpEnd rows are formatted from parts encoded once (an op's names,
-    each summary). With capture="full" every event is written at once (its
-    value files before its line; no queue of captured arrays).
+    ``BATCH_EVENTS`` events wait, and on ``flush``/``close``. A batch is one
+    call of orjson's compiled encoder (see ``_encode``), with no Python code
+    run per event. With capture="full" every event is written at once (its
+    value files before its line; no queue of captured arrays), encoded by
+    ``json``.
 
     ``window`` (a ``deque(maxlen=...)``, optional) receives each event once
     its line is written, in the file's order and without captured values
-    (they are in the value files); ``counts`` counts written events by type.
-    With them a recorder needs no lock of its own: ``write`` is its callback.
+    (they are in the value files); ``counts`` counts written events by type
+    and ``threads`` holds the thread of every written event. With them a
+    recorder needs no lock of its own: ``write`` is its callback, and
+    ``op_write`` (the queue's own ``append``, a C call) its ``op_callback``.
     """
 
     def __init__(self, path, capture: str, window=None):
@@ -92,9 +99,9 @@ class JsonlWriter:
         # the file appears under its name only once its header is complete
         tmp = os.path.join(os.path.dirname(self.path) or ".",
                            f".{os.path.basename(self.path)}.{os.getpid()}.tmp")
-        self._f = open(tmp, "w", encoding="utf-8")
+        self._f = open(tmp, "wb")
         try:
-            self._f.write(json.dumps(header) + "\n")
+            self._f.write(json.dumps(header).encode() + b"\n")
             self._f.flush()
             os.replace(tmp, self.path)
         except BaseException:
@@ -104,13 +111,12 @@ class JsonlWriter:
         self._dumps = _row_encoder()
         self._values_dir = None
         self._written = 0
-        self._fast = capture != "full"   # OpStart/OpEnd rows from cached parts (see _lines)
-        self._static: dict = {}          # (op, type, parent, ...) -> their JSON
-        self._texts: dict = {}           # id(summary) -> its JSON: each summary once
-        self._alive: list = []           # the summaries ``_texts`` has, kept alive
+        self._fast = capture != "full"   # batches encoded by orjson (see _encode)
         self.window = window
         self.counts = collections.Counter()  # event type -> events written
+        self.threads: set = set()
         self._queue = collections.deque()
+        self.op_write = self.write
         self._remote: set = set()        # remote threads the origins file names
         self._lock = threading.Lock()    # one batch at a time, in queue order
         self._error = None               # what stopped the helper thread, raised on close
@@ -119,6 +125,7 @@ class JsonlWriter:
         if self._fast:
             _open_writers.add(self)
             self.write = self._queue_event  # the hot path: no Python frame beyond this one
+            self.op_write = self._queue.append  # ops between runs: the flusher writes them
             self._flusher = threading.Thread(target=self._flush_periodically, daemon=True,
                                              name=f"jsonl-flush {os.path.basename(self.path)}")
             self._flusher.start()
@@ -147,9 +154,10 @@ class JsonlWriter:
             n = len(queue)
             if n:  # popleft: events queued meanwhile (another thread) stay for the next batch
                 batch = [queue.popleft() for _ in range(n)]
-                self._f.write("\n".join(self._lines(batch)) + "\n")
+                self._f.write(self._encode(batch))
                 self._written += n
                 self.counts.update(map(type, batch))
+                self.threads.update(map(_THREAD, batch))
                 if self.window is not None:
                     self.window.extend(batch if self._fast else map(_without_values, batch))
                 if ev._origins:   # this process has seen a Dask worker's events: these?
@@ -179,44 +187,26 @@ class JsonlWriter:
         except Exception as e:  # e.g. the disk is full: raised by close()
             self._error = e
 
-    def _lines(self, batch) -> list:
-        """The JSON lines of ``batch``, each the row ``event_to_row`` and encoding give.
+    def _encode(self, batch) -> bytes:
+        """The JSON lines of ``batch``: each the row ``event_to_row`` gives, as strict JSON.
 
-        OpStart/OpEnd rows come from parts encoded once — an op's fixed fields,
-        each summary (an output's is the next op's input's) — formatted inline
-        (a call per event costs about as much as the formatting); other events,
-        and all with capture="full", are encoded the generic way.
+        One ``orjson.dumps`` of the rows with a raw newline between them: JSON
+        strings never hold a raw newline, so ``,\\n,`` only ever joins two rows.
+        Rows are built in C (``map``): an event with its type name in front,
+        each summary as its ``row``. A batch orjson refuses (say an int beyond
+        64 bits) is encoded the generic way, row by row; so is every batch
+        with capture="full".
         """
-        if not self._fast:
-            return [self._generic(e) for e in batch]
-        static, texts, summary = self._static, self._texts, self._summary
-        if len(static) > 100_000:
-            static.clear()
-        if len(texts) > 4096:
-            texts.clear()
-            self._alive.clear()
-        out = []
-        append = out.append
-        for e in batch:
-            cls = e.__class__
-            if cls is OpEnd:
-                part = static.get(e[4:7]) or self._static_json(e[4:7])
-                ins, outs = e[8], e[9]
-                ins = (texts.get(id(ins[0])) or summary(ins[0])) if len(ins) == 1 \
-                    else ",".join([texts.get(id(x)) or summary(x) for x in ins])
-                outs = (texts.get(id(outs[0])) or summary(outs[0])) if len(outs) == 1 \
-                    else ",".join([texts.get(id(x)) or summary(x) for x in outs])
-                rid = e[1]
-                append(f'["OpEnd",{e[0]},{"null" if rid is None else rid},{e[2]},{e[3]},{part},'
-                       f'{e[7]},[{ins}],[{outs}]]')
-            elif cls is OpStart:
-                part = static.get(e[4:]) or self._static_json(e[4:])
-                rid = e[1]
-                append(f'["OpStart",{e[0]},{"null" if rid is None else rid},{e[2]},{e[3]},'
-                       f'{part}]')
-            else:
-                append(self._generic(e))
-        return out
+        if self._fast:
+            try:
+                rows = [_NL] * (2 * len(batch))  # a row, then a newline, for each event
+                rows[::2] = map(operator.add, map(_ROW_NAMES.__getitem__, map(type, batch)),
+                                batch)
+                data = orjson.dumps(rows, default=_ROW)  # b'[row,\n,row,\n,...,row,\n]'
+                return _ROW_BREAK.sub(b"\n", data[1:-3]) + b"\n"
+            except (KeyError, TypeError, orjson.JSONEncodeError):
+                pass
+        return "".join([self._generic(e) + "\n" for e in batch]).encode()
 
     def _generic(self, event) -> str:
         row = event_to_row(event, self._value_key)
@@ -224,29 +214,6 @@ class JsonlWriter:
             return self._dumps(row)
         except ValueError:  # a NaN or Inf: spelled as a string (strict JSON)
             return self._dumps(strict_row(row))
-
-    def _static_json(self, key) -> str:
-        """An op's fixed fields as JSON (without brackets), encoded once per op."""
-        text = self._static[key] = self._dumps(list(key))[1:-1]
-        return text
-
-    def _summary(self, s) -> str:
-        """A summary's JSON, cached by ``id``: ``_alive`` holds each cached summary, so
-        no other object can have its id while the entry exists."""
-        shape, dtype, size, v, hi, mean, nan, inf, preview, approx, _ = s
-        if v.__class__ is float and v is hi and v is mean and v - v == 0.0 and shape == () \
-                and size == 1 and not (nan or inf or approx) and dtype in _PLAIN_DTYPES:
-            r = repr(v)  # a finite scalar's summary, as ``summarize`` makes it: direct
-            text = f'[[],"{dtype}",1,{r},{r},{r},0,0,{_quote(preview)},false]'
-        else:
-            fields = s[:_N_SUMMARY]
-            try:
-                text = self._dumps(fields)
-            except ValueError:  # a NaN or Inf: spelled as a string (strict JSON)
-                text = self._dumps(strict_fields(fields))
-        self._texts[id(s)] = text
-        self._alive.append(s)
-        return text
 
     def _value_key(self, event, field, i):
         key = f"{event.seq}-{'in' if field == 'inputs' else 'out'}{i}"

@@ -37,39 +37,34 @@ class Trace:
         self.capture = capture
         self.capture_bytes = capture_bytes
         self.events: list = []
-        self._names: dict[int, str] = {}   # a streamed trace's, noted per event
+        self._names: dict[int, str] = {}
         self._sub = None
         self._writer = None
 
     @property
     def thread_names(self) -> dict:
         """thread ident -> name, for every thread in the recording."""
-        if self._writer is not None:
-            return self._names
-        names = self._names   # an in-memory trace: named from the events, when asked
-        for t in {e.thread for e in self.events} - names.keys():
+        if self._writer is not None:   # named from every written event's thread
+            self._writer.flush(to_os=False)
+            threads = self._writer.threads
+        else:
+            threads = {e.thread for e in self.events}
+        names = self._names   # named when asked (threads note their names as they run)
+        for t in threads - names.keys():
             names[t] = ev.thread_name(t) or ("main" if t == threading.main_thread().ident
                                              else f"thread {t}")
         return names
 
-    def _streamer(self):
-        """``_on_event`` of a streamed trace: the writer keeps the window and the counts
-        (filled as batches are written: complete after each run and on exit)."""
-        names, current, write = self._names, threading.current_thread, self._writer.write
-
-        def on_event(event) -> None:
-            if event.thread not in names:
-                o = ev.origin(event.thread)  # a worker's events are re-emitted by our thread
-                names[event.thread] = current().name if o is None else o.thread_name
-            write(event)
-        return on_event
-
     def __enter__(self) -> "Trace":
         if self.path is not None and self.path.endswith(".jsonl"):
+            # the writer keeps the window and the counts (filled as batches are written:
+            # complete after each run and on exit)
             self.events = collections.deque(maxlen=RECENT_EVENTS)
             self._writer = JsonlWriter(self.path, self.capture, window=self.events)
-        on_event = self._streamer() if self._writer is not None else self._recorder()
-        self._sub = ev.subscribe(on_event, self.capture, self.capture_bytes)
+            self._sub = ev.subscribe(self._writer.write, self.capture, self.capture_bytes,
+                                     op_callback=self._writer.op_write)
+        else:
+            self._sub = ev.subscribe(self._recorder(), self.capture, self.capture_bytes)
         return self
 
     def _recorder(self):

@@ -11,14 +11,22 @@ cost as much as an op like ``x + 1`` — takes one pass instead: the sum of
 squares (one BLAS call) is finite exactly when no element is NaN or Inf (else,
 or when it overflows, the exact path runs), and min/max come from the sample
 too (``approx``). NaN/Inf counts stay exact everywhere.
+
+A summary's ``row`` is its fields as a trace row (strict JSON: a NaN or Inf
+min/max/mean spelled as a string). Summaries holding such a float are made as
+``NonFiniteSummary``, so the row of every other summary is a plain slice taken
+in C: a JSONL trace encodes thousands of them per batch.
 """
 from __future__ import annotations
 
+import math
+import operator
 from typing import NamedTuple
 
 import numpy as np
 
-__all__ = ["ValueSummary", "summarize", "EXACT_LIMIT"]
+__all__ = ["ValueSummary", "NonFiniteSummary", "summarize", "summary_class", "json_number",
+           "EXACT_LIMIT", "ROW_FIELDS"]
 
 EXACT_LIMIT = 1 << 16
 SAMPLE = 4096
@@ -51,6 +59,54 @@ class ValueSummary(NamedTuple):
         if self.inf:
             text += f" inf={self.inf}"
         return text
+
+
+ROW_FIELDS = 10  # a summary's row: every field but ``value`` (stored apart from the event)
+# ``s.row``: a C slice, no Python frame (the JSONL writer's hot path)
+ValueSummary.row = property(operator.itemgetter(slice(0, ROW_FIELDS)),
+                            doc="The fields as a strict-JSON trace row (``value`` left out).")
+
+
+def json_number(v):
+    """A float JSON cannot hold (NaN, ±Inf), as its string; other values unchanged."""
+    if type(v) is float and not math.isfinite(v):
+        return "nan" if v != v else ("inf" if v > 0 else "-inf")
+    return v
+
+
+class NonFiniteSummary(ValueSummary):
+    """A summary whose min, max or mean is NaN or ±Inf (an all-NaN array, a mean that
+    overflowed); its ``row`` spells them as strings."""
+
+    __slots__ = ()
+
+    @property
+    def row(self) -> list:
+        return [json_number(v) for v in self[:ROW_FIELDS]]
+
+
+def summary_class(lo, hi, mean):
+    """``ValueSummary``, or ``NonFiniteSummary`` when a float among these is not finite."""
+    for v in (lo, hi, mean):
+        if type(v) is float and v - v != 0.0:
+            return NonFiniteSummary
+    return ValueSummary
+
+
+def _classified(make):
+    """``make`` (a constructor of ``ValueSummary``) returning a ``NonFiniteSummary`` when
+    the summary holds a NaN or Inf: so ``ValueSummary(...)`` and ``_replace`` keep ``row``
+    strict. (``summarize`` picks the class itself, building tuples directly.)"""
+    def checked(cls, *args, **kwargs):
+        s = make(cls, *args, **kwargs)
+        if cls is ValueSummary and summary_class(s[3], s[4], s[5]) is not ValueSummary:
+            return tuple.__new__(NonFiniteSummary, s)
+        return s
+    return checked
+
+
+ValueSummary.__new__ = _classified(ValueSummary.__new__)
+ValueSummary._make = classmethod(_classified(ValueSummary._make.__func__))
 
 
 def _preview(flat) -> str:
@@ -165,5 +221,7 @@ def summarize(value, capture_bytes: int = 0) -> ValueSummary:
         mean, approx = float(flat[::step].copy().mean(dtype=np.float64)), True
     else:
         mean, approx = float(flat.mean(dtype=np.float64)), False
-    return ValueSummary(arr.shape, _dtype_name(arr), arr.size, float(lo), float(hi), mean,
-                        nan, inf, _preview(arr if arr.ndim == 0 else flat), approx, kept)
+    lo, hi = float(lo), float(hi)
+    return summary_class(lo, hi, mean)(arr.shape, _dtype_name(arr), arr.size, lo, hi, mean,
+                                       nan, inf, _preview(arr if arr.ndim == 0 else flat),
+                                       approx, kept)
