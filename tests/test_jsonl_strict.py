@@ -95,7 +95,7 @@ def test_every_way_a_nonfinite_float_enters_a_summary_is_spelled_out(tmp_path):
     path = tmp_path / "w.jsonl"
     w = JsonlWriter(path, "summary")
     for i, (name, s) in enumerate(made.items()):
-        w.write(ev.OpEnd(i, 1, 10 + i, 1, name, "PyFunc", None, 1, (), (s,)))
+        w.write(ev.OpEnd(i, 1, 10 + i, 1, name, "PyFunc", "p", 1, (), (s,)))
     w.close()
     lines = path.read_text().splitlines()[1:]
     assert len(lines) == len(made) and not any("null" in line for line in lines)
