@@ -132,3 +132,25 @@ def test_reading_a_big_input_holding_nans_is_not_a_write():
     value = _big(4)
     value[::7] = np.nan  # NaN != NaN: the sample comparison must still see "unchanged"
     assert _modified_warnings(lambda v: v.sum(dtype=np.float32), value) == []
+
+
+def test_only_the_writer_is_blamed_when_ops_share_a_big_input():
+    """The op right after a producer starts its write check from the sample the producer's
+    summary gathered; an op after that gathers its own: the reader after a writer is not
+    blamed for the writer's change, nor is a reader straight after the producer."""
+    g = pfd.Graph()
+    with g.as_default():
+        x = pfd.compat.v1.placeholder(pfd.float32, name="x")
+        a = pfd.numpy_function(lambda v: v * np.float32(2), [x], pfd.float32, name="make")
+        peek = pfd.numpy_function(lambda v: v.sum(dtype=np.float32), [a], pfd.float32,
+                                  name="peek")
+        w = pfd.numpy_function(lambda v, _: _write_row(v), [a, peek], pfd.float32,
+                               name="writer")
+        r = pfd.numpy_function(lambda v, _: v.sum(dtype=np.float32), [a, w], pfd.float32,
+                               name="reader")
+    with pfd.trace(capture="summary") as tr, pfd.Session(graph=g) as sess:
+        sess.run(r, {x: _big(5)})
+    order = [e.op for e in tr.events if type(e) is ev.OpStart]
+    assert order.index("make") < order.index("peek") < order.index("writer") < order.index("reader")
+    blamed = [e.op for e in tr.events if type(e) is ev.Warning and e.kind == "input_modified"]
+    assert blamed == ["writer"]

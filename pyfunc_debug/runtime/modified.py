@@ -20,7 +20,7 @@ import time
 import numpy as np
 
 from .. import events as ev
-from ..trace.summary import EXACT_LIMIT, SAMPLE, summarize
+from ..trace.summary import EXACT_LIMIT, sample_bytes as _sample, summarize
 
 __all__ = ["input_marks", "inputs_after", "report_modified"]
 
@@ -44,21 +44,19 @@ def _same_nan_stats(before, after) -> bool:
     return True
 
 
-def _sample(a) -> bytes:
-    """The bytes of an evenly strided sample: one gather, compared with one ``memcmp``
-    (bitwise, so a NaN equals itself and no temporary is made)."""
-    flat = a.reshape(-1)
-    return flat[::flat.size // SAMPLE].tobytes()
+def input_marks(args, slots=(), fresh=None):
+    """Before the call: a strided sample of each big array input (None when there is none).
 
-
-def input_marks(args):
-    """Before the call: a strided sample of each big array input (None when there is none)."""
+    ``fresh`` is ``(slot, sample)`` of the step that ran just before, whose output
+    summary gathered that very sample with nothing run since: an input in that
+    slot takes it instead of a second gather.
+    """
     marks = None
     for j, a in enumerate(args):
         if a.__class__ is np.ndarray and a.size > EXACT_LIMIT:
             if marks is None:
                 marks = [None] * len(args)
-            marks[j] = _sample(a)
+            marks[j] = fresh[1] if fresh is not None and slots[j] == fresh[0] else _sample(a)
     return marks
 
 

@@ -10,8 +10,8 @@ A big float32 array — the common payload, where two passes for min and max
 cost as much as an op like ``x + 1`` — takes one pass instead: its row sums
 (one BLAS matrix-vector product, which OpenBLAS spreads over the free cores)
 are all finite exactly when no element is NaN or Inf (else, or when a sum
-overflows, the exact path runs), and min/max come from the sample too
-(``approx``). NaN/Inf counts stay exact everywhere.
+overflows, the exact path runs) and give the mean; min/max come from the
+sample (``approx``). NaN/Inf counts stay exact everywhere.
 
 A summary's ``row`` is its fields as a trace row (strict JSON: a NaN or Inf
 min/max/mean spelled as a string). Summaries holding such a float are made as
@@ -27,7 +27,7 @@ from typing import NamedTuple
 import numpy as np
 
 __all__ = ["ValueSummary", "NonFiniteSummary", "summarize", "summary_class", "json_number",
-           "EXACT_LIMIT", "ROW_FIELDS"]
+           "sample_bytes", "EXACT_LIMIT", "ROW_FIELDS"]
 
 EXACT_LIMIT = 1 << 16
 SAMPLE = 4096
@@ -153,19 +153,20 @@ _COLS = 4096                          # row length of the NaN/Inf check's matrix
 _ONES = np.ones(_COLS, np.float32)
 
 
-def _all_finite(flat) -> bool:
-    """True when no element of the float32 vector ``flat`` is NaN or ±Inf (False may also
-    mean a sum overflowed: then the caller counts exactly).
+def _total(flat) -> float:
+    """The sum of the float32 vector ``flat``: finite exactly when no element is NaN or
+    ±Inf and no partial sum overflowed (then the caller counts exactly).
 
     A NaN or Inf makes its row's sum NaN or Inf, and any of those makes the total
-    so. One threaded BLAS ``gemv`` over the array viewed as rows: on this 2-core
-    machine about half the time of a single-threaded ``dot``.
+    so. One threaded BLAS ``gemv`` over the array viewed as rows of ``_COLS``: on
+    this 2-core machine about half the time of a single-threaded ``dot``. The
+    row sums are float32, added up in float64.
     """
     rows = flat.size // _COLS
     head = flat[:rows * _COLS].reshape(rows, _COLS)
     tail = flat[rows * _COLS:]
-    total = float(_add(_matmul(head, _ONES))) + float(_add(tail))
-    return total - total == 0.0   # NaN for a NaN or either Inf
+    return (float(_add(_matmul(head, _ONES), dtype=np.float64))
+            + float(_add(tail, dtype=np.float64)))
 
 
 def _dtype_name(arr) -> str:
@@ -175,26 +176,40 @@ def _dtype_name(arr) -> str:
     return "bool" if kind == "b" else arr.dtype.name
 
 
-def _big_float32(arr, flat, kept):
+def sample_bytes(arr) -> bytes:
+    """The bytes of ``arr``'s evenly strided sample (the elements a big summary's min/max
+    come from): compared with one ``memcmp``, bitwise, so a NaN equals itself."""
+    flat = arr.reshape(-1)
+    return flat[::flat.size // SAMPLE].tobytes()
+
+
+def _big_float32(arr, flat, kept, sample_out):
     """A big float32 array's summary from one pass, or None when it holds a NaN or Inf.
 
-    ``_all_finite`` reads the array once; if it finds a NaN or Inf (or a sum
-    overflowed) the caller's exact path counts them. min/max/mean come from an
-    evenly strided sample, reduced with the ufuncs directly (the ``ndarray``
-    methods add Python-level wrappers that cost more than reducing 4,096
-    elements).
+    ``_total`` reads the array once and gives the mean; if it finds a NaN or
+    Inf (or a sum overflowed) the caller's exact path counts them. min/max
+    come from an evenly strided sample (hence ``approx``), reduced with the
+    ufuncs directly (the ``ndarray`` methods add Python-level wrappers that
+    cost more than reducing 4,096 elements).
     """
-    if not _all_finite(flat):
+    total = _total(flat)
+    if not total - total == 0.0:   # NaN for a NaN or either Inf
         return None
+    mean = total / flat.size
     sample = flat[::flat.size // SAMPLE].copy()  # gathered once, reduced in cache
-    # in float64: sampled elements can be up to 3.4e38, whose float32 sum may overflow
-    mean = float(_add(sample, dtype=np.float64)) / sample.size
+    if sample_out is not None:
+        sample_out.append(sample.tobytes())  # == sample_bytes(arr)
     return _new(ValueSummary, (arr.shape, "float32", arr.size, float(_min(sample)),
                                float(_max(sample)), mean, 0, 0, _preview(flat), True, kept))
 
 
-def summarize(value, capture_bytes: int = 0) -> ValueSummary:
-    """Summarise ``value``; with ``capture_bytes`` > 0 keep a copy if it fits."""
+def summarize(value, capture_bytes: int = 0, sample_out: list | None = None) -> ValueSummary:
+    """Summarise ``value``; with ``capture_bytes`` > 0 keep a copy if it fits.
+
+    ``sample_out`` (a list) receives ``sample_bytes(value)`` when the summary was
+    taken from that sample (a big float32 array), sparing an in-place-write check
+    that starts right away a second gather.
+    """
     name = _SCALAR_NAMES.get(value.__class__)
     if name is not None:   # a numpy scalar, the common case in op chains: inline
         v = float(value)
@@ -222,7 +237,7 @@ def summarize(value, capture_bytes: int = 0) -> ValueSummary:
         return ValueSummary(arr.shape, "bool", arr.size, float(flat.min()), float(flat.max()),
                             frac, preview=_preview(arr if arr.ndim == 0 else flat), value=kept)
     if arr.dtype == _F32 and flat.size > EXACT_LIMIT:
-        found = _big_float32(arr, flat, kept)
+        found = _big_float32(arr, flat, kept, sample_out)
         if found is not None:
             return found
     lo, hi = flat.min(), flat.max()
