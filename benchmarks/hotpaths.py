@@ -158,7 +158,8 @@ def _streamed(run, path):
     def fn():
         writer = JsonlWriter(path, "summary")
         try:
-            with pfd.events.subscribe(writer.write, capture="summary"):
+            with pfd.events.subscribe(writer.write, capture="summary",
+                                      op_callback=writer.op_write):
                 for _ in range(RUNS):
                     run()
         finally:
