@@ -76,9 +76,10 @@ class JsonlWriter:
     """Appends events to ``path`` as they come.
 
     ``write`` only queues the event (one ``deque.append``: the run's thread pays
-    little more); the queue is encoded and written in batches — at every
-    ``RunEnd``, by a helper thread at least every ``FLUSH_NS``, once
-    ``BATCH_EVENTS`` events wait, and on ``flush``/``close``. A batch is one
+    little more), and ``op_write`` is that ``append`` itself; the queue is
+    encoded and written in batches — at every ``RunEnd``, by a helper thread
+    at least every ``FLUSH_NS``, once ``BATCH_EVENTS`` events wait when
+    ``write`` queues one, and on ``flush``/``close``. A batch is one
     call of orjson's compiled encoder (see ``_encode``), with no Python code
     run per event. With capture="full" every event is written at once (its
     value files before its line; no queue of captured arrays), encoded by
