@@ -46,7 +46,7 @@ __all__ = ["JsonlWriter", "load_trace", "TraceFormatError", "LoadedTrace", "FORM
 
 FORMAT = "pyfunc-debug-trace"
 VERSION = 1
-FLUSH_NS = 50_000_000
+FLUSH_NS = 10_000_000
 BATCH_EVENTS = 4096  # queued events encoded together (at most; a RunEnd sends them sooner)
 BATCH = 2048  # lines parsed per json.loads call when loading
 
