@@ -196,7 +196,8 @@ def test_checker_flags_what_perfetto_rejects():
     assert any("not an s/f pair" in p for p in problems(_doc(*good, flow[0])))
 
 
-def test_thread_names_come_from_the_threads_that_ran_ops():
+@pytest.mark.parametrize("streamed", [False, True])
+def test_thread_names_come_from_the_threads_that_ran_ops(tmp_path, streamed):
     g = tf.Graph()
     with g.as_default():
         x = tf.compat.v1.placeholder(tf.float32, name="x")
@@ -205,7 +206,7 @@ def test_thread_names_come_from_the_threads_that_ran_ops():
     def run():
         with tf.Session(graph=g) as sess:
             sess.run(y, {x: 1.0})
-    with tf.trace() as tr:
+    with tf.trace(tmp_path / "t.jsonl" if streamed else None) as tr:
         run()
         t = threading.Thread(target=run, name="loader-7")
         t.start()
