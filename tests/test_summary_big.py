@@ -29,6 +29,7 @@ def test_one_non_finite_element_anywhere_is_counted_exactly(where, bad, nan, inf
     assert s.approx is False
 
 
+@pytest.mark.filterwarnings("error::RuntimeWarning")  # inf - inf inside the pass: not the user's
 def test_nan_and_inf_together_and_a_negative_nan():
     a = _big()
     flat = a.reshape(-1)
@@ -38,7 +39,7 @@ def test_nan_and_inf_together_and_a_negative_nan():
     assert (s.nan, s.inf) == (2, 2)
 
 
-@pytest.mark.filterwarnings("ignore:overflow encountered:RuntimeWarning")
+@pytest.mark.filterwarnings("error::RuntimeWarning")  # an overflow inside the pass, too
 def test_huge_finite_values_are_not_mistaken_for_inf():
     a = np.full(SHAPE, 3e20, np.float32)  # the one pass's sums stay finite: sampled min/max
     a[5, 5] = -1e30
