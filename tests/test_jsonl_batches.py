@@ -241,3 +241,17 @@ def test_jsonl_fast_rows_equal_the_generic_encoding(tmp_path):
     loaded = tf.load_trace(str(tmp_path / "t.jsonl"))
     assert [e.seq for e in loaded] == [1, 2, 3, 4, 5]
     assert loaded[2].inputs[1].nan == 1 and loaded[3].outputs[0].min == 1.5
+
+
+@pytest.mark.parametrize("event", [
+    ev.OpStart(2**64, 1, 10, 7, "big seq", "PyFunc"),           # beyond orjson's 64 bits
+    ev.OpStart(3, 1, 10, 7, "lone \udc80 surrogate", "PyFunc"),  # not valid UTF-8
+])
+def test_a_batch_orjson_refuses_is_written_the_generic_way(tmp_path, event):
+    path = tmp_path / "t.jsonl"
+    w = JsonlWriter(path, "summary")
+    w.write(_start(1))
+    w.write(event)
+    w.close()
+    loaded = tf.load_trace(path)
+    assert [tuple(e) for e in loaded] == [tuple(_start(1)), tuple(event)]
