@@ -25,8 +25,8 @@ from __future__ import annotations
 import collections
 import json
 import operator
-import re
 import os
+import re
 import threading
 import time
 import warnings
@@ -37,8 +37,7 @@ import orjson
 from .. import events as ev
 from ..events import RunEnd
 from .bulk import paused_gc
-from .codec import (SUMMARY_FIELDS, event_from_row, event_to_row, schema,
-                    strict_row)
+from .codec import event_from_row, event_to_row, schema, strict_row
 from .values import BadValue, read_value, values_dir, write_value
 
 __all__ = ["JsonlWriter", "load_trace", "TraceFormatError", "LoadedTrace", "FORMAT", "VERSION",
@@ -47,11 +46,10 @@ __all__ = ["JsonlWriter", "load_trace", "TraceFormatError", "LoadedTrace", "FORM
 FORMAT = "pyfunc-debug-trace"
 VERSION = 1
 FLUSH_NS = 10_000_000
-BATCH_EVENTS = 4096  # queued events encoded together (at most; a RunEnd sends them sooner)
+BATCH_EVENTS = 4096  # events ``write`` queues before it encodes them (a RunEnd: at once)
 BATCH = 2048  # lines parsed per json.loads call when loading
 
 
-_N_SUMMARY = len(SUMMARY_FIELDS)
 _ROW_NAMES = {cls: (name,) for name, cls in ev.EVENT_TYPES.items()}
 _NL = orjson.Fragment(b"\n")  # between rows: the only raw newline a batch's JSON holds
 _THREAD = operator.itemgetter(3)  # every event's ``thread``

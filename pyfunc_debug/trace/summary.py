@@ -147,7 +147,7 @@ _new = tuple.__new__  # all fields given: skip NamedTuple's Python-level __new__
 
 _INF = float("inf")
 _F32 = np.dtype(np.float32)
-_dot, _add, _min, _max = np.dot, np.add.reduce, np.minimum.reduce, np.maximum.reduce
+_add, _min, _max = np.add.reduce, np.minimum.reduce, np.maximum.reduce
 _matmul = np.matmul
 _COLS = 4096                          # row length of the NaN/Inf check's matrix view
 _ONES = np.ones(_COLS, np.float32)
