@@ -1,9 +1,17 @@
 """Shared fixtures: a fresh default graph per test, so tests never see each other's ops."""
 from __future__ import annotations
 
+import signal
+
 import pytest
 
 import pyfunc_debug as pfd
+
+# A suite started from a background job (``cmd &`` in a script, nohup) inherits SIGINT
+# ignored, and so would every program the pty tests start: Python then installs no
+# KeyboardInterrupt handler and their Ctrl+C does nothing. Give them a terminal's default.
+if signal.getsignal(signal.SIGINT) is signal.SIG_IGN:
+    signal.signal(signal.SIGINT, signal.default_int_handler)
 
 
 @pytest.fixture(autouse=True)
