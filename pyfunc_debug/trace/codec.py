@@ -61,6 +61,7 @@ def event_to_row(event, value_key=None) -> list:
 
 
 _nonfinite = json_number
+_new = tuple.__new__
 
 
 def strict_row(row) -> list:
@@ -152,8 +153,8 @@ def _summary_from(row, values, field):
         if values is not None:
             value = values.get(key)
     lo, hi, mean = _number(lo, "min"), _number(hi, "max"), _number(mean, "mean")
-    return summary_class(lo, hi, mean)(tuple(shape), dtype, size, lo, hi, mean, nan, inf,
-                                       preview, approx, value)
+    return _new(summary_class(lo, hi, mean),   # every field given: the plain tuple constructor
+                (tuple(shape), dtype, size, lo, hi, mean, nan, inf, preview, approx, value))
 
 
 def summary_to_row(s) -> list:
