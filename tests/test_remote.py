@@ -131,6 +131,24 @@ def test_wrong_token_and_a_second_client_are_refused(server):
     _attach(server).quit()      # once detached, the next one is welcome
 
 
+def test_a_printed_token_is_never_taken_for_an_option():
+    """``attach HOST:PORT --token T`` as the target prints it: a token starting with "-"
+    (a base64 one did, one time in 64) made argparse stop with "expected one argument"."""
+    from pyfunc_debug.cli import main
+    from pyfunc_debug.remote.listen import new_token
+    tokens = {new_token() for _ in range(2000)}
+    assert len(tokens) == 2000 and not any(t.startswith("-") for t in tokens)
+    assert all(len(t) >= 32 for t in tokens)      # 128 bits, as before
+
+    def status(token):
+        try:
+            return main(["attach", "127.0.0.1:9", "--token", token, "--console"])
+        except SystemExit as e:
+            return e.code
+    assert status("-Qm9v") == 2                  # a usage error: the failure this prevents
+    assert status(min(tokens)) not in (0, 2)      # read as the token; nobody listens there
+
+
 def test_detach_mid_pause_continues_with_a_warning_and_removes_its_breakpoints(server):
     warnings = []
     sub = ev.subscribe(lambda e: type(e) is ev.Warning and warnings.append(e))

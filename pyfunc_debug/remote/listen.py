@@ -9,7 +9,7 @@ from ..runtime.loop import hold_first_run
 from .address import parse_address
 from .server import Server
 
-__all__ = ["listen", "current_server", "start_from_environment"]
+__all__ = ["listen", "current_server", "start_from_environment", "new_token"]
 
 _server: list = []   # the process's one server (a process listens on one address)
 
@@ -17,6 +17,12 @@ _server: list = []   # the process's one server (a process listens on one addres
 def current_server() -> Server | None:
     """The server ``listen`` started in this process, or None."""
     return _server[0] if _server else None
+
+
+def new_token() -> str:
+    """A random token (128 bits) as hex: it never starts with "-", which ``attach --token``
+    would take for an option (a base64 token did, one time in 64)."""
+    return secrets.token_hex(16)
 
 
 def listen(address: str = "127.0.0.1:0", wait: bool = False, token: str | None = None,
@@ -32,7 +38,7 @@ def listen(address: str = "127.0.0.1:0", wait: bool = False, token: str | None =
         s = _server[0]
         raise RuntimeError(f"this process already listens on {s.host}:{s.port}")
     host, port = parse_address(address)
-    token = token or os.environ.get("PYFUNC_DEBUG_TOKEN") or secrets.token_urlsafe(16)
+    token = token or os.environ.get("PYFUNC_DEBUG_TOKEN") or new_token()
     server = Server(host, port, token, link, title)
     _server.append(server)
     server.announce()
