@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import io
 import threading
+from contextlib import closing
 
 from pyfunc_debug.debug.pdb_bridge import PdbQuit, PdbRunner
 from pyfunc_debug.remote.pdb_channel import PdbPort, connect, relay
@@ -35,7 +36,7 @@ def _serve(port, token, outcome, timeout=10.0):
 
 def test_a_session_is_relayed_line_by_line_and_ends_when_pdb_does():
     outcome: list = []
-    with PdbPort() as port:
+    with closing(PdbPort()) as port:
         thread = _serve(port, "secret", outcome)
         typed = io.StringIO("p x\nn\np y\nc\nnot read by anyone\n")
         out = io.StringIO()
@@ -49,7 +50,7 @@ def test_a_session_is_relayed_line_by_line_and_ends_when_pdb_does():
 
 def test_a_wrong_token_is_turned_away_and_the_right_one_still_gets_in():
     outcome: list = []
-    with PdbPort() as port:
+    with closing(PdbPort()) as port:
         thread = _serve(port, "secret", outcome)
         wrong = connect(port.address, "guess")
         msg, _ = wrong.receive()
@@ -62,7 +63,7 @@ def test_a_wrong_token_is_turned_away_and_the_right_one_still_gets_in():
 
 def test_a_caller_that_goes_away_quits_pdb_in_the_target():
     outcome: list = []
-    with PdbPort() as port:
+    with closing(PdbPort()) as port:
         thread = _serve(port, "secret", outcome)
         ch = connect(port.address, "secret")
         assert ch.receive()[0]["t"] == "pdb_out"   # pdb showed where it stopped ...
@@ -73,7 +74,7 @@ def test_a_caller_that_goes_away_quits_pdb_in_the_target():
 
 def test_nobody_connecting_gives_up_after_the_timeout():
     outcome: list = []
-    with PdbPort() as port:
+    with closing(PdbPort()) as port:
         _serve(port, "secret", outcome, timeout=0.2).join(10)
     assert outcome == ["nobody"]
 
@@ -92,7 +93,7 @@ def test_a_relay_whose_peer_is_gone_returns():
 
 def test_end_of_input_quits_pdb_like_a_local_ctrl_d():
     outcome: list = []
-    with PdbPort() as port:
+    with closing(PdbPort()) as port:
         thread = _serve(port, "secret", outcome)
         relay(connect(port.address, "secret"), io.StringIO(""), io.StringIO())
         thread.join(10)

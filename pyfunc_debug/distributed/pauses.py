@@ -183,7 +183,7 @@ class Asker:
                             Queue(self.attend.channel + "-ans"))
         requests, answers = self._queues
         port = _port(self._host) if pdb is not None else None
-        with port if port is not None else contextlib.nullcontext():
+        with contextlib.closing(port) if port is not None else contextlib.nullcontext():
             requests.put(pickle.dumps({
                 "when": when, "j": j, "inputs": inputs, "outputs": outputs, "error": error,
                 "pdb": None if port is None else port.address}))

@@ -80,13 +80,6 @@ class PdbPort:
         with contextlib.suppress(OSError):
             self._sock.close()
 
-    def __enter__(self):
-        return self
-
-    def __exit__(self, *exc):
-        self.close()
-        return False
-
 
 class _Out:
     """pdb's stdout: text collected and sent before each prompt is answered."""

@@ -83,7 +83,7 @@ class RecordSink:
         named, put = self.named, self.queue.append
         for info in infos:
             key = id(info)
-            if named is not None and key not in named:
+            if key not in named:
                 named[key] = info
                 put(info)
         self.lists[id(infos)] = infos

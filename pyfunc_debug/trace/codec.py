@@ -60,7 +60,6 @@ def event_to_row(event, value_key=None) -> list:
     return row
 
 
-_nonfinite = json_number
 _new = tuple.__new__
 
 
@@ -73,7 +72,7 @@ def strict_row(row) -> list:
 
 def strict_fields(fields) -> list:
     """One summary's row with non-finite floats spelled as strings."""
-    return [_nonfinite(v) for v in fields]
+    return [json_number(v) for v in fields]
 
 
 # -- decoding: every field checked against its kind ---------------------------------
@@ -159,7 +158,7 @@ def _summary_from(row, values, field):
 
 def summary_to_row(s) -> list:
     """A ``ValueSummary`` as a strict-JSON row (its value left out)."""
-    return [_nonfinite(v) for v in s[:_N_SUMMARY]]
+    return [json_number(v) for v in s[:_N_SUMMARY]]
 
 
 def summary_from_row(row, field: str = "value"):

@@ -109,7 +109,6 @@ class JsonlWriter:
             raise
         self._dumps = _row_encoder()
         self._values_dir = None
-        self._written = 0
         self._fast = capture != "full"   # batches encoded by orjson (see _encode)
         self.window = window
         self.counts = collections.Counter()  # event type -> events written
@@ -133,7 +132,7 @@ class JsonlWriter:
     def count(self) -> int:
         """Events written or queued."""
         with self._lock:
-            return self._written + len(self._queue)
+            return sum(self.counts.values()) + len(self._queue)
 
     def write(self, event) -> None:
         """Write ``event`` now (capture="full"; other captures queue it, see the class)."""
@@ -154,13 +153,13 @@ class JsonlWriter:
             if n:  # popleft: events queued meanwhile (another thread) stay for the next batch
                 batch = [queue.popleft() for _ in range(n)]
                 self._f.write(self._encode(batch))
-                self._written += n
                 self.counts.update(map(type, batch))
-                self.threads.update(map(_THREAD, batch))
+                threads = set(map(_THREAD, batch))
+                self.threads |= threads
                 if self.window is not None:
                     self.window.extend(batch if self._fast else map(_without_values, batch))
                 if ev._origins:   # this process has seen a Dask worker's events: these?
-                    remote = {e[3] for e in batch if e[3] < 0} - self._remote
+                    remote = {t for t in threads if t < 0} - self._remote
                     if remote:
                         self._write_origins(remote)
             if to_os:
