@@ -203,9 +203,10 @@ def _no_constants(name):
     raise AssertionError(f"not strict JSON: {name}")
 
 
-def _same_json(data: bytes, lines: list) -> bool:
-    """``data`` (a batch's lines) holds the same strict-JSON rows as ``lines``, exactly:
+def _same_json(data, lines: list) -> bool:
+    """``data`` (a batch's lines, bytes-like) holds the same strict-JSON rows as ``lines``, exactly:
     the same values in the same order, floats to the bit (-0.0 is not 0.0)."""
+    data = bytes(data)
     assert data.endswith(b"\n")
     got = [json.loads(line, parse_constant=_no_constants) for line in data.split(b"\n")[:-1]]
     want = [json.loads(line, parse_constant=_no_constants) for line in lines]

@@ -139,6 +139,7 @@ def _run_steps_events(items, vals, ctx) -> None:
     OpStart, OpEnd = ev.OpStart, ev.OpEnd
     new = tuple.__new__  # builds the records without NamedTuple's Python-level __new__
     sampled = None  # (slot, sample bytes) of the last step's big float32 output (see modified)
+    last_slot = last_sums = None  # the last step's one output slot and its summaries' tuple
     for step, info in items:
         kernel, ins, outs, mode, single, needs_ctx, drop, op = step
         name, typ, src, producers, in_slots, out_slots = info
@@ -153,7 +154,10 @@ def _run_steps_events(items, vals, ctx) -> None:
         if not level:
             in_sums = ()
         elif len(args) == 1:  # the common case, without the generic comprehension
-            in_sums = (summaries.get(in_slots[0]) or summarize(args[0], cap),)
+            if in_slots[0] == last_slot:   # in a chain: the tuple the last OpEnd holds
+                in_sums = last_sums
+            else:
+                in_sums = (summaries.get(in_slots[0]) or summarize(args[0], cap),)
         else:
             in_sums = tuple([summaries.get(s) or summarize(a, cap) for s, a in zip(in_slots, args)])
         watch_inputs = level and (len(args) != 1 or isinstance(args[0], _ndarray)) and (
@@ -187,7 +191,8 @@ def _run_steps_events(items, vals, ctx) -> None:
                         sampled = (outs, got[0])
                 else:
                     summaries[outs] = s1 = summarize(r, cap)
-                out_sums = (s1,)
+                out_sums = last_sums = (s1,)
+                last_slot = outs
             else:
                 out_sums = ()
         else:
@@ -197,6 +202,7 @@ def _run_steps_events(items, vals, ctx) -> None:
             out_sums = tuple([summarize(v, cap) for v in results]) if level else ()
             for s, summary in zip(out_slots, out_sums):
                 summaries[s] = summary
+            last_slot = None
         e = new(OpEnd, (seq(), run_id, t1, tid, name, typ, None, t1 - t0, in_sums, out_sums))
         try:
             cb(e)

@@ -52,6 +52,7 @@ BATCH = 2048  # lines parsed per json.loads call when loading
 
 _ROW_NAMES = {cls: (name,) for name, cls in ev.EVENT_TYPES.items()}
 _NL = orjson.Fragment(b"\n")  # between rows: the only raw newline a batch's JSON holds
+_END = orjson.Fragment(b"")  # after the last newline: its commas go with the others
 _THREAD = operator.itemgetter(3)  # every event's ``thread``
 _ROW = operator.attrgetter("row")  # orjson's ``default``: a summary's row (see ``summary``)
 _ROW_BREAK = re.compile(b",\n,")
@@ -185,23 +186,29 @@ class JsonlWriter:
         except Exception as e:  # e.g. the disk is full: raised by close()
             self._error = e
 
-    def _encode(self, batch) -> bytes:
-        """The JSON lines of ``batch``: each the row ``event_to_row`` gives, as strict JSON.
+    def _encode(self, batch):
+        """The JSON lines of ``batch`` (bytes-like): each the row ``event_to_row`` gives,
+        as strict JSON.
 
         One ``orjson.dumps`` of the rows with a raw newline between them: JSON
         strings never hold a raw newline, so ``,\\n,`` only ever joins two rows.
         Rows are built in C (``map``): an event with its type name in front,
-        each summary as its ``row``. A batch orjson refuses (say an int beyond
-        64 bits) is encoded the generic way, row by row; so is every batch
-        with capture="full".
+        each summary as its ``row``. The collector is paused meanwhile: the
+        rows are thousands of new tuples, in no cycle and gone once the batch
+        is encoded, which it would walk for nothing. A batch orjson refuses
+        (say an int beyond 64 bits) is encoded the generic way, row by row; so
+        is every batch with capture="full".
         """
         if self._fast:
             try:
-                rows = [_NL] * (2 * len(batch))  # a row, then a newline, for each event
-                rows[::2] = map(operator.add, map(_ROW_NAMES.__getitem__, map(type, batch)),
-                                batch)
-                data = orjson.dumps(rows, default=_ROW)  # b'[row,\n,row,\n,...,row,\n]'
-                return _ROW_BREAK.sub(b"\n", data[1:-3]) + b"\n"
+                with paused_gc():
+                    rows = [_NL] * (2 * len(batch) + 1)  # a row, then a newline, per event
+                    rows[-1] = _END
+                    rows[:-1:2] = map(operator.add, map(_ROW_NAMES.__getitem__,
+                                                        map(type, batch)), batch)
+                    data = orjson.dumps(rows, default=_ROW)  # b'[row,\n,row,\n,...,row,\n,]'
+                    del rows
+                return memoryview(_ROW_BREAK.sub(b"\n", data))[1:-1]   # no copy of the lines
             except (KeyError, TypeError, orjson.JSONEncodeError):
                 pass
         return "".join([self._generic(e) + "\n" for e in batch]).encode()
@@ -231,6 +238,9 @@ class JsonlWriter:
     def close(self) -> None:
         """Write what is queued, stop the helper thread and close the file."""
         _open_writers.discard(self)
+        # ``write`` bound to this writer, on this writer: a cycle that would keep the
+        # window's events alive until the collector's next full pass
+        self.__dict__.pop("write", None)
         if self._flusher is not None:
             self._closing.set()
             if self._flusher is not threading.current_thread():
