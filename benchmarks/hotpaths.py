@@ -18,7 +18,12 @@ prints the median ratio and the spread (min–max over the rounds). Cases:
   GIL-releasing numpy work, against the default session;
 - ``scale``: building, compiling and running chains of 1k..``--scale-max`` ops,
   each size in a fresh process (per-node times, plan bytes per op, peak RSS).
-  ``--scale-max 1000000`` takes a few minutes.
+  ``--scale-max 1000000`` takes a few minutes;
+- ``tensorflow`` (with the ``tensorflow`` extra; skipped without it): the
+  scalar ``py_func`` chain and 4 MB ``numpy_function``/``py_function`` chains
+  against the same graphs in TensorFlow's own v1 ``Session``, in this process
+  (the ratio is pyfunc_debug's time over TensorFlow's). It runs last by
+  default: TensorFlow's thread pools stay in the process once imported.
 """
 from __future__ import annotations
 
@@ -102,7 +107,9 @@ def show(title: str, result: dict, n_ops: int, target: dict | None = None) -> No
     for k, (med, lo, hi, secs) in result.items():
         goal = (target or {}).get(k)
         mark = "" if goal is None else f"≤{goal:g}x" + (" ok" if med <= goal else " MISS")
-        print(f"  {k:44} {secs / n_ops * 1e6:9.3f} {med:6.2f}x {lo:6.2f}–{hi:5.2f}x {mark:>7}")
+        digits = 2 if lo >= 0.1 else 4   # a small ratio (against TensorFlow) keeps its digits
+        print(f"  {k:44} {secs / n_ops * 1e6:9.3f} {med:6.{digits}f}x "
+              f"{lo:6.{digits}f}–{hi:5.{digits}f}x {mark:>7}")
 
 
 def session_run(g, x, y, value, **kw):
@@ -319,6 +326,50 @@ def case_scale(scale_max: int, rounds: int) -> None:
               f" {r['plan_bytes']:10.0f} {r['plan_traced']:7.0f} {r['peak_rss'] / 2**20:7.0f} MiB")
 
 
+def _tf_chain(tf, n: int, kind: str, body):
+    """The same chain as ``chain`` in TensorFlow's own graph mode, run by a v1 ``Session``."""
+    g = tf.Graph()
+    with g.as_default():
+        x = tf.compat.v1.placeholder(tf.float32)
+        y = x
+        for _ in range(n):
+            if kind == "py_function":
+                y = tf.py_function(body, [y], tf.float32)
+            elif kind == "numpy_function":
+                y = tf.numpy_function(body, [y], tf.float32)
+            else:
+                y = tf.compat.v1.py_func(body, [y], tf.float32)
+    sess = tf.compat.v1.Session(graph=g)
+    return lambda value: sess.run(y, {x: value})
+
+
+def case_tensorflow(rounds: int) -> None:
+    """pyfunc_debug against TensorFlow on the same graphs, in this process (base = TF)."""
+    os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
+    try:
+        import tensorflow as tf
+    except ImportError:
+        print("\nTensorFlow comparison skipped: TensorFlow is not installed "
+              "(pip install -e '.[tensorflow]')")
+        return
+    tf.get_logger().setLevel("ERROR")
+    where = f"TensorFlow {tf.__version__}, {time.strftime('%Y-%m-%d')}"
+    n, scalar = 1000, np.float32(1.0)
+    tf_run = _tf_chain(tf, n, "py_func", add_one)
+    ours = session_run(*chain(n), scalar)
+    show(f"a chain of {n} py_func on a float32 scalar, v1 Session (base = {where})",
+         ratios(lambda: tf_run(scalar), {"pyfunc_debug": ours}, rounds, 3), n)
+    n, value = 50, np.ones(BIG, np.float32)
+    cases = {}
+    for kind in ("numpy_function", "py_function"):
+        tf_run = _tf_chain(tf, n, kind, add_one)
+        base = (lambda run: lambda: run(value))(tf_run)
+        cases[kind] = (base, session_run(*chain(n, kind), value))
+    for kind, (base, mine) in cases.items():
+        show(f"a chain of {n} {kind}, body x + 1, on 1000x1000 float32, v1 Session "
+             f"(base = {where})", ratios(base, {"pyfunc_debug": mine}, rounds, 3), n)
+
+
 def machine() -> str:
     import numpy
     cpu = "?"
@@ -329,7 +380,7 @@ def machine() -> str:
             f"{', '.join(f'{x:.1f}' for x in os.getloadavg())}, {time.strftime('%Y-%m-%d')}")
 
 
-CASES = ("py_function", "tracing", "breakpoints", "threads", "scale")
+CASES = ("py_function", "tracing", "breakpoints", "threads", "scale", "tensorflow")
 
 
 def main(argv=None) -> None:
