@@ -256,3 +256,28 @@ def test_a_batch_orjson_refuses_is_written_the_generic_way(tmp_path, event):
     w.close()
     loaded = tf.load_trace(path)
     assert [tuple(e) for e in loaded] == [tuple(_start(1)), tuple(event)]
+
+
+def test_a_finished_jsonl_trace_frees_its_events_without_the_collector(tmp_path):
+    """Once the ``with`` block ends, the writer and its window of events go with the last
+    reference, as plain refcounting frees them (no cycle left for a full collection)."""
+    import gc
+    import weakref
+
+    g = tf.Graph()
+    with g.as_default():
+        x = tf.compat.v1.placeholder(tf.float32)
+        y = tf.compat.v1.py_func(lambda v: v + 1, [x], tf.float32)
+    sess = tf.compat.v1.Session(graph=g)
+    was_on = gc.isenabled()
+    gc.disable()
+    try:
+        with tf.trace(tmp_path / "t.jsonl") as tr:
+            sess.run(y, {x: np.float32(1)})
+        writer = weakref.ref(tr._writer)
+        assert [type(e) for e in tr.events] == [ev.RunStart, ev.OpStart, ev.OpEnd, ev.RunEnd]
+        del tr
+        assert writer() is None
+    finally:
+        if was_on:
+            gc.enable()
