@@ -29,6 +29,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import functools
 import json
 import os
 import platform
@@ -362,8 +363,7 @@ def case_tensorflow(rounds: int) -> None:
     n, value = 50, np.ones(BIG, np.float32)
     cases = {}
     for kind in ("numpy_function", "py_function"):
-        tf_run = _tf_chain(tf, n, kind, add_one)
-        base = (lambda run: lambda: run(value))(tf_run)
+        base = functools.partial(_tf_chain(tf, n, kind, add_one), value)
         cases[kind] = (base, session_run(*chain(n, kind), value))
     for kind, (base, mine) in cases.items():
         show(f"a chain of {n} {kind}, body x + 1, on 1000x1000 float32, v1 Session "
