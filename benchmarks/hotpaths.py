@@ -58,18 +58,21 @@ def py_asarray_body(x):
     return np.asarray(x) + 1   # reads the input without a copy
 
 
-def chain(n, kind="py_func", dtype=pfd.float32, body=add_one):
-    g = pfd.Graph()
+def chain(n, kind="py_func", dtype=None, body=add_one, lib=pfd):
+    """A chain of ``n`` wrapped-function ops; ``lib`` is pyfunc_debug or TensorFlow itself
+    (the same API: ``import pyfunc_debug as tf``)."""
+    dtype = lib.float32 if dtype is None else dtype
+    g = lib.Graph()
     with g.as_default():
-        x = pfd.compat.v1.placeholder(dtype)
+        x = lib.compat.v1.placeholder(dtype)
         y = x
         for _ in range(n):
             if kind == "py_function":
-                y = pfd.py_function(body, [y], dtype)
+                y = lib.py_function(body, [y], dtype)
             elif kind == "numpy_function":
-                y = pfd.numpy_function(body, [y], dtype)
+                y = lib.numpy_function(body, [y], dtype)
             else:
-                y = pfd.compat.v1.py_func(body, [y], dtype)
+                y = lib.compat.v1.py_func(body, [y], dtype)
     return g, x, y
 
 
@@ -175,19 +178,28 @@ def _streamed(run, path):
     return fn
 
 
-def case_tracing(rounds: int, tmp: str) -> None:
-    n = 1000
-    run = session_run(*chain(n), np.float32(1.0))
+SCALAR_CHAIN = 1000   # ops of the scalar chain the tracing cases run
+
+
+def scalar_tracing_cases(tmp: str) -> tuple:
+    """(the plain run of the scalar chain, {case name: the same under tracing}); each call
+    runs ``RUNS`` runs (instructions.py counts the same cases)."""
+    run = session_run(*chain(SCALAR_CHAIN), np.float32(1.0))
     path = os.path.join(tmp, "x.jsonl")
-    cases = {"subscribe(cb, capture='none')": _subscribed(run, "none"),
-             "subscribe(cb, capture='summary')": _subscribed(run, "summary"),
-             "trace(capture='summary')": _traced(run, capture="summary"),
-             "trace(path='x.jsonl')": _traced(run, path=path),
-             "  its JsonlWriter alone (no recorder)": _streamed(run, path)}
+    return _runs(run), {"subscribe(cb, capture='none')": _subscribed(run, "none"),
+                        "subscribe(cb, capture='summary')": _subscribed(run, "summary"),
+                        "trace(capture='summary')": _traced(run, capture="summary"),
+                        "trace(path='x.jsonl')": _traced(run, path=path),
+                        "  its JsonlWriter alone (no recorder)": _streamed(run, path)}
+
+
+def case_tracing(rounds: int, tmp: str) -> None:
+    n = SCALAR_CHAIN
+    base, cases = scalar_tracing_cases(tmp)
     # best of 5 calls per round: on a shared machine the slowest calls say more about
     # the neighbours than about tracing
     show(f"tracing the scalar chain of {n} py_func, {RUNS} runs per trace (base = no subscriber)",
-         ratios(_runs(run), cases, rounds, 5), n * RUNS,
+         ratios(base, cases, rounds, 5), n * RUNS,
          {"subscribe(cb, capture='none')": 5, "subscribe(cb, capture='summary')": 10,
           "trace(capture='summary')": 10, "trace(path='x.jsonl')": 15})
     n = 50
@@ -327,21 +339,9 @@ def case_scale(scale_max: int, rounds: int) -> None:
               f" {r['plan_bytes']:10.0f} {r['plan_traced']:7.0f} {r['peak_rss'] / 2**20:7.0f} MiB")
 
 
-def _tf_chain(tf, n: int, kind: str, body):
-    """The same chain as ``chain`` in TensorFlow's own graph mode, run by a v1 ``Session``."""
-    g = tf.Graph()
-    with g.as_default():
-        x = tf.compat.v1.placeholder(tf.float32)
-        y = x
-        for _ in range(n):
-            if kind == "py_function":
-                y = tf.py_function(body, [y], tf.float32)
-            elif kind == "numpy_function":
-                y = tf.numpy_function(body, [y], tf.float32)
-            else:
-                y = tf.compat.v1.py_func(body, [y], tf.float32)
+def _tf_run(tf, g, x, y, value):
     sess = tf.compat.v1.Session(graph=g)
-    return lambda value: sess.run(y, {x: value})
+    return functools.partial(sess.run, y, {x: value})
 
 
 def case_tensorflow(rounds: int) -> None:
@@ -355,16 +355,14 @@ def case_tensorflow(rounds: int) -> None:
         return
     tf.get_logger().setLevel("ERROR")
     where = f"TensorFlow {tf.__version__}, {time.strftime('%Y-%m-%d')}"
-    n, scalar = 1000, np.float32(1.0)
-    tf_run = _tf_chain(tf, n, "py_func", add_one)
-    ours = session_run(*chain(n), scalar)
+    n, scalar = SCALAR_CHAIN, np.float32(1.0)
     show(f"a chain of {n} py_func on a float32 scalar, v1 Session (base = {where})",
-         ratios(lambda: tf_run(scalar), {"pyfunc_debug": ours}, rounds, 3), n)
+         ratios(_tf_run(tf, *chain(n, lib=tf), scalar),
+                {"pyfunc_debug": session_run(*chain(n), scalar)}, rounds, 3), n)
     n, value = 50, np.ones(BIG, np.float32)
-    cases = {}
-    for kind in ("numpy_function", "py_function"):
-        base = functools.partial(_tf_chain(tf, n, kind, add_one), value)
-        cases[kind] = (base, session_run(*chain(n, kind), value))
+    cases = {kind: (_tf_run(tf, *chain(n, kind, lib=tf), value),
+                    session_run(*chain(n, kind), value))
+             for kind in ("numpy_function", "py_function")}
     for kind, (base, mine) in cases.items():
         show(f"a chain of {n} {kind}, body x + 1, on 1000x1000 float32, v1 Session "
              f"(base = {where})", ratios(base, {"pyfunc_debug": mine}, rounds, 3), n)

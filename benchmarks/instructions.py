@@ -25,20 +25,20 @@ import subprocess
 import sys
 import tempfile
 
-MODES = ("base", "subscribe-none", "subscribe-summary", "trace-summary", "trace-jsonl")
-OPS_PER_CALL = 1000 * 5   # hotpaths: a chain of 1000, RUNS runs per call
+import hotpaths  # beside this file
+
+# mode -> the ``hotpaths.scalar_tracing_cases`` case it counts ("base": the plain run)
+MODES = {"base": None,
+         "subscribe-none": "subscribe(cb, capture='none')",
+         "subscribe-summary": "subscribe(cb, capture='summary')",
+         "trace-summary": "trace(capture='summary')",
+         "trace-jsonl": "trace(path='x.jsonl')"}
+OPS_PER_CALL = hotpaths.SCALAR_CHAIN * hotpaths.RUNS
 
 
 def _child(mode: str, calls: int, tmp: str) -> None:
-    import numpy as np
-
-    import hotpaths
-    run = hotpaths.session_run(*hotpaths.chain(1000), np.float32(1.0))
-    fn = {"base": hotpaths._runs(run),
-          "subscribe-none": hotpaths._subscribed(run, "none"),
-          "subscribe-summary": hotpaths._subscribed(run, "summary"),
-          "trace-summary": hotpaths._traced(run, capture="summary"),
-          "trace-jsonl": hotpaths._traced(run, path=os.path.join(tmp, "x.jsonl"))}[mode]
+    base, cases = hotpaths.scalar_tracing_cases(tmp)
+    fn = base if MODES[mode] is None else cases[MODES[mode]]
     for _ in range(calls):
         fn()
 
@@ -57,7 +57,7 @@ def _count(mode: str, calls: int, tmp: str) -> int:
 def main(argv=None) -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--runs", type=int, default=10, help="calls counted beyond the first")
-    ap.add_argument("--modes", nargs="*", choices=MODES, default=list(MODES))
+    ap.add_argument("--modes", nargs="*", choices=list(MODES), default=list(MODES))
     ap.add_argument("--child", nargs=3, help=argparse.SUPPRESS)
     args = ap.parse_args(argv)
     if args.child:

@@ -2,9 +2,11 @@
 reordered, lines on disk without waiting for the run to end, errors not swallowed."""
 from __future__ import annotations
 
+import gc
 import json
 import threading
 import time
+import weakref
 
 import numpy as np
 import pytest
@@ -204,8 +206,8 @@ def _no_constants(name):
 
 
 def _same_json(data, lines: list) -> bool:
-    """``data`` (a batch's lines, bytes-like) holds the same strict-JSON rows as ``lines``, exactly:
-    the same values in the same order, floats to the bit (-0.0 is not 0.0)."""
+    """``data`` (a batch's lines, bytes-like) holds the same strict-JSON rows as ``lines``,
+    exactly: the same values in the same order, floats to the bit (-0.0 is not 0.0)."""
     data = bytes(data)
     assert data.endswith(b"\n")
     got = [json.loads(line, parse_constant=_no_constants) for line in data.split(b"\n")[:-1]]
@@ -261,9 +263,6 @@ def test_a_batch_orjson_refuses_is_written_the_generic_way(tmp_path, event):
 def test_a_finished_jsonl_trace_frees_its_events_without_the_collector(tmp_path):
     """Once the ``with`` block ends, the writer and its window of events go with the last
     reference, as plain refcounting frees them (no cycle left for a full collection)."""
-    import gc
-    import weakref
-
     g = tf.Graph()
     with g.as_default():
         x = tf.compat.v1.placeholder(tf.float32)

@@ -155,3 +155,22 @@ def test_only_the_writer_is_blamed_when_ops_share_a_big_input():
     assert order.index("make") < order.index("peek") < order.index("writer") < order.index("reader")
     blamed = [e.op for e in tr.events if type(e) is ev.Warning and e.kind == "input_modified"]
     assert blamed == ["writer"]
+
+
+def test_a_chain_gathers_each_big_array_once_for_its_write_check(monkeypatch):
+    """The op right after a producer starts its write check from the sample the
+    producer's summary gathered (the README says so): in a chain of 3, the check
+    gathers before the first op only (its input was fed), and once after each op."""
+    from pyfunc_debug.runtime import modified
+    gathers = []
+    real = modified._sample
+    monkeypatch.setattr(modified, "_sample", lambda a: gathers.append(1) or real(a))
+    g = pfd.Graph()
+    with g.as_default():
+        y = x = pfd.compat.v1.placeholder(pfd.float32)
+        for i in range(3):
+            y = pfd.numpy_function(lambda v: v + np.float32(1), [y], pfd.float32, name=f"inc{i}")
+    with pfd.trace(capture="summary") as tr, pfd.Session(graph=g) as sess:
+        out = sess.run(y, {x: _big(6)})
+    assert out.shape == SHAPE and tr.op_count == 3
+    assert len(gathers) == 1 + 3

@@ -44,19 +44,20 @@ def _same_nan_stats(before, after) -> bool:
     return True
 
 
-def input_marks(args, slots=(), fresh=None):
+def input_marks(args, slots=(), fresh_slot=None, fresh_sample=None):
     """Before the call: a strided sample of each big array input (None when there is none).
 
-    ``fresh`` is ``(slot, sample)`` of the step that ran just before, whose output
-    summary gathered that very sample with nothing run since: an input in that
-    slot takes it instead of a second gather.
+    ``fresh_sample`` is the sample the step that ran just before gathered for the
+    summary of its output (in ``fresh_slot``), with nothing run since: an input in
+    that slot takes it instead of a second gather.
     """
     marks = None
     for j, a in enumerate(args):
         if a.__class__ is np.ndarray and a.size > EXACT_LIMIT:
             if marks is None:
                 marks = [None] * len(args)
-            marks[j] = fresh[1] if fresh is not None and slots[j] == fresh[0] else _sample(a)
+            marks[j] = (fresh_sample if fresh_sample is not None and slots[j] == fresh_slot
+                        else _sample(a))
     return marks
 
 

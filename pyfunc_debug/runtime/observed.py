@@ -138,12 +138,12 @@ def _run_steps_events(items, vals, ctx) -> None:
         summaries = ctx.summaries = {}
     OpStart, OpEnd = ev.OpStart, ev.OpEnd
     new = tuple.__new__  # builds the records without NamedTuple's Python-level __new__
-    sampled = None  # (slot, sample bytes) of the last step's big float32 output (see modified)
-    last_slot = last_sums = None  # the last step's one output slot and its summaries' tuple
+    # the last step's one output: its slot, its summaries' tuple and (a big float32 array)
+    # the sample bytes its summary gathered, which nothing has run to change since
+    last_slot = last_sums = last_sample = None
     for step, info in items:
         kernel, ins, outs, mode, single, needs_ctx, drop, op = step
         name, typ, src, producers, in_slots, out_slots = info
-        fresh, sampled = sampled, None   # only the step right before: nothing ran since
         t0 = _now()
         e = new(OpStart, (seq(), run_id, t0, tid, name, typ, None, src, producers))
         try:
@@ -162,7 +162,7 @@ def _run_steps_events(items, vals, ctx) -> None:
             in_sums = tuple([summaries.get(s) or summarize(a, cap) for s, a in zip(in_slots, args)])
         watch_inputs = level and (len(args) != 1 or isinstance(args[0], _ndarray)) and (
             op.op_def.extra.get("hands_out_arrays"))  # a scalar cannot be written into
-        marks = input_marks(args, in_slots, fresh) if watch_inputs else None
+        marks = input_marks(args, in_slots, last_slot, last_sample) if watch_inputs else None
         try:
             if needs_ctx:
                 with watching_eager(name, run_id, level, cap):
@@ -187,10 +187,10 @@ def _run_steps_events(items, vals, ctx) -> None:
                 if r.__class__ is _ndarray:
                     got = []
                     summaries[outs] = s1 = summarize(r, cap, got)
-                    if got:
-                        sampled = (outs, got[0])
+                    last_sample = got[0] if got else None
                 else:
                     summaries[outs] = s1 = summarize(r, cap)
+                    last_sample = None
                 out_sums = last_sums = (s1,)
                 last_slot = outs
             else:

@@ -23,9 +23,8 @@ from .values import valid_key
 __all__ = ["event_to_row", "event_from_row", "schema", "strict_row", "strict_fields",
            "SUMMARY_FIELDS", "FIELD_KINDS", "summary_to_row", "summary_from_row"]
 
-SUMMARY_FIELDS = ValueSummary._fields[:-1]  # ``value`` is stored apart from the event
-_N_SUMMARY = len(SUMMARY_FIELDS)
-assert _N_SUMMARY == ROW_FIELDS
+SUMMARY_FIELDS = ValueSummary._fields[:ROW_FIELDS]  # ``value`` is stored apart from the event
+_N_SUMMARY = ROW_FIELDS
 # positions of summary tuples inside each event type's row (1-based: row[0] is the type)
 _SUMMARY_POS = {name: tuple(i + 1 for i, f in enumerate(cls._fields) if f in ("inputs", "outputs"))
                 for name, cls in EVENT_TYPES.items()}
@@ -158,7 +157,7 @@ def _summary_from(row, values, field):
 
 def summary_to_row(s) -> list:
     """A ``ValueSummary`` as a strict-JSON row (its value left out)."""
-    return [json_number(v) for v in s[:_N_SUMMARY]]
+    return strict_fields(s[:_N_SUMMARY])
 
 
 def summary_from_row(row, field: str = "value"):

@@ -256,7 +256,5 @@ def summarize(value, capture_bytes: int = 0, sample_out: list | None = None) -> 
         mean, approx = float(flat[::step].copy().mean(dtype=np.float64)), True
     else:
         mean, approx = float(flat.mean(dtype=np.float64)), False
-    lo, hi = float(lo), float(hi)
-    return summary_class(lo, hi, mean)(arr.shape, _dtype_name(arr), arr.size, lo, hi, mean,
-                                       nan, inf, _preview(arr if arr.ndim == 0 else flat),
-                                       approx, kept)
+    return ValueSummary(arr.shape, _dtype_name(arr), arr.size, float(lo), float(hi), mean,
+                        nan, inf, _preview(arr if arr.ndim == 0 else flat), approx, kept)
