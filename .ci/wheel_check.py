@@ -17,7 +17,7 @@ def main() -> int:
     here = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
     sys.path[:] = [p for p in sys.path if os.path.abspath(p or ".") != here]
     os.chdir(os.path.dirname(here))  # not the checkout: imports come from the wheel
-    import tui
+    import pyfunc_debug.tui as tui
     import pyfunc_debug
     for mod in (tui, pyfunc_debug):
         assert "site-packages" in mod.__file__, f"{mod.__name__} imported from {mod.__file__}"
@@ -30,8 +30,8 @@ def main() -> int:
 
 
 async def _demo_pauses() -> None:
-    from tui.launch import demo_app
-    from tui.widgets.status_bar import StatusBar
+    from pyfunc_debug.tui.launch import demo_app
+    from pyfunc_debug.tui.widgets.status_bar import StatusBar
     app = demo_app(show_timings=False)
     async with app.run_test(size=(120, 40)) as pilot:
         deadline = time.monotonic() + 30

@@ -21,7 +21,7 @@ import time
 import numpy as np
 
 import pyfunc_debug as pfd
-from tui.app import PfdApp
+from pyfunc_debug.tui.app import PfdApp
 
 
 def _rss() -> int:

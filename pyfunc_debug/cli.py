@@ -11,7 +11,7 @@ __all__ = ["main"]
 def _tui():
     """The TUI package, imported only here: the core never depends on it."""
     import importlib
-    return importlib.import_module("tui.launch")
+    return importlib.import_module("pyfunc_debug.tui.launch")
 
 
 def _cmd_demo(args) -> int:

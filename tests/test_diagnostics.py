@@ -13,8 +13,8 @@ import pyfunc_debug as pfd
 from pyfunc_debug import events as ev
 from pyfunc_debug.debug import ConsoleFrontend, Debugger
 from pyfunc_debug.debug.console import DiagnosticPrinter
-from tui.replay import ReplayApp
-from tui.widgets.op_list import OpList
+from pyfunc_debug.tui.replay import ReplayApp
+from pyfunc_debug.tui.widgets.op_list import OpList
 
 from test_tui_pilot import _app, _finished, _text
 

@@ -7,7 +7,7 @@ import sys
 
 def test_core_import_does_not_load_textual():
     code = ("import sys, pyfunc_debug, pyfunc_debug.cli, pyfunc_debug.demo; "
-            "bad = [m for m in sys.modules if m.split('.')[0] in ('textual', 'tui')]; "
+            "bad = [m for m in sys.modules if m.split('.')[0] == 'textual' or m.startswith('pyfunc_debug.tui')]; "
             "print(bad); sys.exit(1 if bad else 0)")
     result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
     assert result.returncode == 0, result.stdout + result.stderr
@@ -96,3 +96,21 @@ def test_engine_modules_form_no_import_cycle():
     for m in sorted(modules):
         if m not in state and m:
             visit(m, [])
+
+
+def test_the_core_never_imports_the_ui_package():
+    """``pyfunc_debug.tui`` (the repository's tui/ folder) is only reached through the
+    CLI's lazy ``importlib`` call: no ``import`` statement in the core names it."""
+    bad = []
+    for path in sorted(PKG.rglob("*.py")):
+        for node in ast.walk(ast.parse(path.read_text())):
+            names = []
+            if isinstance(node, ast.ImportFrom):
+                names = [("." * node.level) + (node.module or "")]
+            elif isinstance(node, ast.Import):
+                names = [a.name for a in node.names]
+            for n in names:
+                if n.startswith("pyfunc_debug.tui") or n.lstrip(".").split(".")[0] == "tui" \
+                        or n.split(".")[0] in ("textual", "rich"):
+                    bad.append(f"{_module_name(path)} imports {n}")
+    assert bad == []

@@ -95,7 +95,7 @@ def test_trace_is_written_for_the_failing_test_only_and_named_in_its_report(pyte
 async def test_a_trace_file_replays_in_the_viewer(pytester):
     pytester.makepyfile(test_inner=TESTS)
     _inner(pytester, "--pfd-trace=traces", "-k", "fails")
-    from tui.launch import view_app
+    from pyfunc_debug.tui.launch import view_app
     app = view_app(str(pytester.path / "traces" / "test_inner.py__test_fails.jsonl"))
     async with app.run_test(size=(120, 40)) as pilot:
         await pilot.pause()
@@ -191,7 +191,7 @@ def test_inert(request):
     run(lookup, 1, tf.int32)
     from pyfunc_debug import events
     assert not events._bus.subs
-    loaded = [m for m in sys.modules if m.split(".")[0] in ("textual", "tui")
+    loaded = [m for m in sys.modules if m.split(".")[0] == "textual" or m.startswith("pyfunc_debug.tui")
               or m.startswith("pyfunc_debug.pytest_plugin.")]
     assert loaded == []
 
@@ -324,7 +324,7 @@ def test_the_errors_traceback_ends_at_the_users_raise(wrap):
 
 def test_the_plugin_never_imports_the_ui():
     code = ("import sys, pyfunc_debug.pytest_plugin.recording, pyfunc_debug.pytest_plugin.breaking; "
-            "bad = [m for m in sys.modules if m.split('.')[0] in ('textual', 'tui')]; "
+            "bad = [m for m in sys.modules if m.split('.')[0] == 'textual' or m.startswith('pyfunc_debug.tui')]; "
             "print(bad); sys.exit(1 if bad else 0)")
     result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
     assert result.returncode == 0, result.stdout + result.stderr

@@ -15,7 +15,7 @@ import pyfunc_debug as tf
 from pyfunc_debug.debug.frontend import LocalLink
 from pyfunc_debug.remote.client import RemoteLink
 from pyfunc_debug.remote.server import Server
-from tui.launch import attach_app
+from pyfunc_debug.tui.launch import attach_app
 
 pytestmark = pytest.mark.asyncio
 

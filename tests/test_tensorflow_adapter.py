@@ -262,7 +262,7 @@ def test_instrument_after_building_says_so():
 
 def test_a_jsonl_trace_replays_in_the_views_model(inst, tmp_path):
     import pyfunc_debug as pfd
-    from tui.model import RunModel
+    from pyfunc_debug.tui.model import RunModel
     path = tmp_path / "map.jsonl"
     with pfd.trace(path=str(path)):
         list(_map_dataset(4))

@@ -8,7 +8,7 @@ import time
 
 import pytest
 
-from tui.app import PfdApp
+from pyfunc_debug.tui.app import PfdApp
 
 
 @pytest.mark.asyncio

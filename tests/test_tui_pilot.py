@@ -24,12 +24,12 @@ from textual.widgets import Input, Label, OptionList, Static
 import pyfunc_debug as pfd
 from pyfunc_debug import events as ev
 from pyfunc_debug.errors import CancelledError, OpError
-from tui.app import PfdApp
-from tui.commands import DebugCommands
-from tui.screens.export import ExportScreen
-from tui.widgets.event_log import EventLog
-from tui.widgets.op_list import OpList
-from tui.widgets.status_bar import StatusBar
+from pyfunc_debug.tui.app import PfdApp
+from pyfunc_debug.tui.commands import DebugCommands
+from pyfunc_debug.tui.screens.export import ExportScreen
+from pyfunc_debug.tui.widgets.event_log import EventLog
+from pyfunc_debug.tui.widgets.op_list import OpList
+from pyfunc_debug.tui.widgets.status_bar import StatusBar
 
 SIZE = (120, 40)
 DEADLINE = 10.0

@@ -27,8 +27,8 @@ import pyfunc_debug as pfd
 from pyfunc_debug import events as ev
 from pyfunc_debug.debug import run_loop
 from pyfunc_debug.runtime import executor, loop, observed  # noqa: F401
-from tui.launch import demo_app
-from tui.replay import ReplayApp
+from pyfunc_debug.tui.launch import demo_app
+from pyfunc_debug.tui.replay import ReplayApp
 
 
 @pytest.fixture

@@ -19,10 +19,10 @@ from textual.widgets._footer import FooterKey
 
 import pyfunc_debug as pfd
 from pyfunc_debug.errors import OpError
-from tui.commands import DebugCommands
-from tui.widgets.event_log import EventLog
-from tui.widgets.inspector import Inspector
-from tui.widgets.op_list import OpList, fit
+from pyfunc_debug.tui.commands import DebugCommands
+from pyfunc_debug.tui.widgets.event_log import EventLog
+from pyfunc_debug.tui.widgets.inspector import Inspector
+from pyfunc_debug.tui.widgets.op_list import OpList, fit
 
 from test_tui_pilot import _app, _finished, _paused_at, _running, _text, _until
 

@@ -8,8 +8,8 @@ import pytest
 import pyfunc_debug as pfd
 from pyfunc_debug import events as ev
 from pyfunc_debug.cli import _first_divergence
-from tui.replay import ReplayApp
-from tui.widgets.op_list import OpList
+from pyfunc_debug.tui.replay import ReplayApp
+from pyfunc_debug.tui.widgets.op_list import OpList
 
 
 def _record(path, bump: float, runs: int = 3):

@@ -26,7 +26,7 @@ __all__ = ["PdbRunner", "PdbQuit", "make_pdb"]
 SKIP = ["pyfunc_debug.runtime.*", "pyfunc_debug.debug.*", "pyfunc_debug.ops.*",
         "pyfunc_debug.eager.*", "pyfunc_debug.graph.*", "pyfunc_debug.trace.*",
         "pyfunc_debug.events", "pyfunc_debug.autodiff", "pyfunc_debug.external_calls",
-        "pyfunc_debug.tensorflow", "pyfunc_debug.jax", "tui.*", "contextlib", "threading",
+        "pyfunc_debug.tensorflow", "pyfunc_debug.jax", "pyfunc_debug.tui.*", "contextlib", "threading",
         # the frameworks around a callback (step into the user's function, not theirs)
         "tensorflow.*", "keras.*", "jax.*", "jaxlib.*"]
 

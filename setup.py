@@ -1,0 +1,14 @@
+"""Package layout only (metadata is in pyproject.toml).
+
+The repository keeps ``tui/`` and ``examples/`` at its top level; the wheel installs
+them under our own name, so nothing generic (``tui``) lands in a user's site-packages.
+"""
+from setuptools import find_packages, setup
+
+MOVED = {"pyfunc_debug.tui": "tui", "pyfunc_debug.examples": "examples"}
+
+packages = find_packages(include=["pyfunc_debug", "pyfunc_debug.*"])
+for name, folder in MOVED.items():
+    packages += [name] + [f"{name}.{sub}" for sub in find_packages(folder)]
+
+setup(packages=packages, package_dir=MOVED)
