@@ -11,4 +11,6 @@ packages = find_packages(include=["pyfunc_debug", "pyfunc_debug.*"])
 for name, folder in MOVED.items():
     packages += [name] + [f"{name}.{sub}" for sub in find_packages(folder)]
 
-setup(packages=packages, package_dir=MOVED)
+# the pytest plugin's entry point: a module outside the package, so that pytest start-up in
+# an unrelated project imports nothing of ours until a --pfd-* option is used
+setup(packages=packages, package_dir=MOVED, py_modules=["pyfunc_debug_pytest"])
