@@ -1,4 +1,4 @@
-"""Running pdb (pdbpp when installed) inside a wrapped function, on the executing thread.
+"""Running pdb (pdbpp where it works, see ``pdb_choice``) inside a wrapped function, on the executing thread.
 
 ``PdbRunner`` is the one way in: ``step_into(func, args)`` stops at the first
 line of ``func`` with its real arguments; ``post_mortem(exc)`` opens the
@@ -13,11 +13,11 @@ not read (``readrc=False``), so a user's rc file cannot drive the session.
 from __future__ import annotations
 
 import bdb
-import pdb
 import sys
 import threading
 
 from ..errors import CancelledError
+from .pdb_choice import is_pdbpp, pdb_class, take_note
 
 __all__ = ["PdbRunner", "PdbQuit", "make_pdb"]
 
@@ -110,7 +110,7 @@ _classes: dict = {}
 
 
 def _pdb_class():
-    base = pdb.Pdb
+    base = pdb_class()
     cls = _classes.get(base)
     if cls is None:
         cls = _classes[base] = type("PfdPdb", (_Stepper, base), {})
@@ -121,9 +121,12 @@ def make_pdb(stdin=None, stdout=None):
     """A fresh Pdb on ``stdin``/``stdout`` (the real terminal when ``None``)."""
     cls = _pdb_class()
     kwargs = {"stdin": stdin, "stdout": stdout, "readrc": False, "skip": SKIP}
-    if getattr(type(cls), "__name__", "") == "PdbMeta":  # pdbpp: a fresh instance, not the global one
+    if is_pdbpp(cls):  # pdbpp: a fresh instance, not the global one
         kwargs.update(use_global_pdb=False, set_global_pdb=True)
     p = cls(**kwargs)
+    said = take_note()   # once per process: why this is the standard pdb
+    if said:
+        print(said, file=p.stdout)
     if stdin is None and stdout is None:
         p.use_rawinput = 1  # real terminal: keep line editing and history
     elif hasattr(p, "config") and not getattr(stdout, "isatty", lambda: False)():
@@ -134,8 +137,8 @@ def make_pdb(stdin=None, stdout=None):
 
 def _pdbpp_local():
     """pdbpp's per-thread state, where ``pdb.set_trace()`` finds the instance to reuse
-    (``pdb`` *is* pdbpp once it is installed; plain pdb has none)."""
-    module = sys.modules.get(pdb.Pdb.__module__)
+    (pdbpp's module, hijacking ``pdb`` or not; plain pdb has none)."""
+    module = sys.modules.get(pdb_class().__module__)
     return getattr(module, "local", None) if hasattr(module, "PdbMeta") else None
 
 
