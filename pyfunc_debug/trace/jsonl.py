@@ -70,6 +70,11 @@ class LoadedTrace(list):
         self.header = header
         self.values = values
 
+    def to_pandas(self):
+        """One row per op call as a pandas DataFrame (columns: ``trace.export.export_trace``)."""
+        from .rows import to_pandas
+        return to_pandas(self, self.header.get("pid"))
+
 
 class JsonlWriter:
     """Appends events to ``path`` as they come.

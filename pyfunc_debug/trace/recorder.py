@@ -100,6 +100,19 @@ class Trace:
     def run_count(self) -> int:
         return self._count(ev.RunStart)
 
+    def to_pandas(self):
+        """One row per op call as a pandas DataFrame (columns: ``trace.export.export_trace``).
+
+        Of a streamed (.jsonl) trace, every op in its file, not only the window.
+        """
+        from .rows import to_pandas
+        if self._writer is None:
+            return to_pandas(self.events, os.getpid())
+        if self._sub is not None and not self._sub.closed:
+            self._writer.flush()   # the block still runs: what is queued, into the file
+        from .jsonl import load_trace
+        return load_trace(self.path).to_pandas()
+
     def save(self, path) -> None:
         """Write ``.events`` to ``path`` (.json or .jsonl); of a streamed trace, only its window."""
         path = os.fspath(path)
