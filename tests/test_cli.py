@@ -5,6 +5,7 @@ import subprocess
 import sys
 
 import numpy as np
+import pytest
 
 from pyfunc_debug import demo
 from pyfunc_debug.cli import main
@@ -38,3 +39,39 @@ def test_python_dash_m_works():
 
 
 
+# -- help: every command says what it does and shows examples ------------------------------
+
+COMMANDS = ("demo", "run", "trace", "view", "diff", "export", "attach")
+
+
+def test_main_help_lists_each_command_with_one_line_and_three_examples():
+    from pyfunc_debug.cli import build_parser
+    text = build_parser().format_help()
+    listed = text.split("commands:\n", 1)[1].split("\n\n", 1)[0]
+    for name in COMMANDS:
+        assert f"\n  {name} " in "\n" + listed, name
+    examples = text.split("examples:\n", 1)[1].split("\n\n", 1)[0].splitlines()
+    assert len(examples) == 3 and all(e.startswith("  pyfunc-debug ") for e in examples)
+    assert 'eval "$(pyfunc-debug --print-completion bash)"' in text
+
+
+def test_every_command_help_has_examples_and_a_description(capsys):
+    for name in COMMANDS:
+        with pytest.raises(SystemExit) as exit_:
+            main([name, "--help"])
+        assert exit_.value.code == 0
+        text = capsys.readouterr().out
+        assert "\nexamples:\n" in text, name
+        body = text.split("\nexamples:\n", 1)[1]
+        assert f"  pyfunc-debug {name} " in body or f"pyfunc-debug {name}\n" in body, name
+        description = text.split("\n\n", 2)[1]
+        assert not description.startswith(("options:", "positional")), (name, description)
+
+
+def test_script_commands_help_keeps_python_s_usage(capsys):
+    with pytest.raises(SystemExit) as exit_:
+        main(["trace", "--help"])
+    assert exit_.value.code == 0
+    text = capsys.readouterr().out
+    assert text.startswith("usage: pyfunc-debug trace -o OUT.json|OUT.jsonl")
+    assert "SCRIPT|-m MODULE [ARGS...]" in text

@@ -4,9 +4,18 @@ Commands: ``c`` continue, ``n`` next op, ``s`` step into the wrapped function
 under pdb, ``pm`` post-mortem at an error, ``p [out] [i]`` print values
 (numpy-formatted), ``b GLOB`` break at ops matching GLOB, ``bl`` list
 breakpoints, ``q`` abort the run, ``help``. End of input continues.
+
+At a terminal (stdin and stdout both ttys, no streams given) the prompt reads
+through ``readline``: Up/Down recall earlier commands of the session, Tab
+completes the commands, and the history is kept across sessions in
+``$PYFUNC_DEBUG_HISTORY``, else ``$XDG_STATE_HOME/pyfunc-debug/history``
+(``~/.local/state/pyfunc-debug/history``); an empty ``PYFUNC_DEBUG_HISTORY``
+keeps none. A history file that cannot be read or written is skipped silently.
+Without a terminal the prompt reads plain lines, as before.
 """
 from __future__ import annotations
 
+import os
 import sys
 
 import numpy as np
@@ -14,7 +23,7 @@ import numpy as np
 from .. import events as ev
 from ..trace.summary import summarize
 
-__all__ = ["ConsoleFrontend", "DiagnosticPrinter"]
+__all__ = ["ConsoleFrontend", "DiagnosticPrinter", "history_path"]
 
 HELP = """commands at the (pfd) prompt:
   c          continue the run
@@ -31,6 +40,12 @@ HELP = """commands at the (pfd) prompt:
 _ACTIONS = {"c": "continue", "continue": "continue", "n": "step", "next": "step",
             "s": "step_into", "step": "step_into", "pm": "post_mortem", "q": "abort",
             "quit": "abort"}
+COMMANDS = ("c", "n", "s", "pm", "p", "b", "bl", "q", "help", "continue", "next", "step",
+            "quit")
+HISTORY_LINES = 1000   # the history file keeps the most recent ones
+# the builtin, taken now: pdbpp's pyrepl replaces builtins.input with its own line editor
+# (its own history) once a pdb session has run
+_INPUT = input
 
 
 class ConsoleFrontend:
@@ -43,6 +58,7 @@ class ConsoleFrontend:
         self.stdin = stdin
         self.stdout = stdout
         self.debugger = debugger
+        self._editor = None       # a _LineEditor, made at the first prompt at a terminal
 
     @property
     def _in(self):
@@ -59,10 +75,8 @@ class ConsoleFrontend:
     def __call__(self, pause) -> str:
         self.show(pause)
         while True:
-            self._out.write(self.prompt)
-            self._out.flush()
             try:
-                line = self._in.readline()
+                line = self._read_line()
             except KeyboardInterrupt:  # Ctrl+C at the prompt quits (the CLI says where)
                 self.write("")
                 raise
@@ -72,6 +86,16 @@ class ConsoleFrontend:
             action = self.handle(line.strip(), pause)
             if action is not None:
                 return action
+
+    def _read_line(self) -> str:
+        """One command line, ending in a newline; "" at the end of input."""
+        if self._editor is None and self.stdin is None and self.stdout is None:
+            self._editor = _LineEditor.at_terminal() or False
+        if self._editor:
+            return self._editor.read(self.prompt)
+        self._out.write(self.prompt)
+        self._out.flush()
+        return self._in.readline()
 
     def show(self, pause) -> None:
         self.write(f"── {pause.describe()}")
@@ -162,6 +186,112 @@ class ConsoleFrontend:
             return
         bp = self.debugger.break_on(op=glob)
         self.write(f"added {bp.describe()}")
+
+
+def history_path() -> str | None:
+    """Where the prompt's history is kept across sessions (None: nowhere)."""
+    chosen = os.environ.get("PYFUNC_DEBUG_HISTORY")
+    if chosen is not None:
+        return chosen or None
+    state = os.environ.get("XDG_STATE_HOME", "")
+    if not os.path.isabs(state):   # the XDG spec: a relative path is to be ignored
+        state = os.path.join(os.path.expanduser("~"), ".local", "state")
+    return os.path.join(state, "pyfunc-debug", "history")
+
+
+class _LineEditor:
+    """The prompt through ``readline``: history, line editing, Tab completing commands.
+
+    ``readline`` is process-wide (pdb and the program's own ``input()`` use it
+    too), so the prompt's history and completer are swapped in only while it
+    reads: Up at ``(pfd)`` recalls ``(pfd)`` commands, not pdb's.
+    """
+
+    _shared = None   # one per process: the history file is read once
+
+    def __init__(self, readline, path: str | None):
+        self.readline = readline
+        self.path = path
+        self.lines: list = self._load() if path else []
+
+    @classmethod
+    def at_terminal(cls) -> "_LineEditor | None":
+        """The editor when stdin and stdout are the terminal and readline imports, else None."""
+        try:
+            if not (sys.stdin.isatty() and sys.stdout.isatty()):
+                return None
+            import readline
+        except (ImportError, AttributeError, ValueError):   # no readline; closed streams
+            return None
+        if cls._shared is None:
+            libedit = "libedit" in (readline.__doc__ or "")
+            readline.parse_and_bind("bind ^I rl_complete" if libedit else "tab: complete")
+            cls._shared = cls(readline, history_path())
+        return cls._shared
+
+    def read(self, prompt: str) -> str:
+        rl = self.readline
+        saved = rl.get_completer(), rl.get_completer_delims(), self._history(self.lines)
+        rl.set_completer(self._complete)
+        rl.set_completer_delims(" ")
+        rl.set_auto_history(False)
+        try:
+            line = _INPUT(prompt)
+        except EOFError:   # Ctrl+D
+            return ""
+        finally:
+            rl.set_auto_history(True)
+            rl.set_completer(saved[0])
+            rl.set_completer_delims(saved[1])
+            self._history(saved[2])
+        if line.strip() and (not self.lines or self.lines[-1] != line):
+            self.lines.append(line)
+            self._save(line)
+        return line + "\n"
+
+    def _history(self, lines: list) -> list:
+        """Put ``lines`` in readline's history; return what was there."""
+        rl = self.readline
+        before = [rl.get_history_item(i) for i in range(1, rl.get_current_history_length() + 1)]
+        rl.clear_history()
+        for line in lines:
+            rl.add_history(line)
+        return before
+
+    def _load(self) -> list:
+        """The history file's last ``HISTORY_LINES`` lines (a longer file is cut back)."""
+        try:
+            with open(self.path, encoding="utf-8", errors="replace") as f:
+                lines = f.read().splitlines()
+        except OSError:   # none yet, unreadable: start afresh
+            return []
+        if len(lines) > HISTORY_LINES:
+            lines = lines[-HISTORY_LINES:]
+            self._write(lines, "w")
+        return lines
+
+    def _save(self, line: str) -> None:
+        self._write([line], "a")
+
+    def _write(self, lines: list, mode: str) -> None:
+        """Write to the history file; give up quietly (and for good) if it cannot be."""
+        if self.path is None:
+            return
+        try:
+            os.makedirs(os.path.dirname(self.path) or ".", exist_ok=True)
+            with open(self.path, mode, encoding="utf-8") as f:
+                f.write("".join(line + "\n" for line in lines))
+        except OSError:   # read-only home, full disk: the session's history still works
+            self.path = None
+
+    def _complete(self, text: str, state: int):
+        words = self.readline.get_line_buffer().split()
+        if len(words) > 1 or (words and not text):   # the command's argument
+            choices = ("out",) if words[0] == "p" else ()
+        else:
+            choices = COMMANDS
+        matches = [w + " " for w in choices if w.startswith(text)]
+        return matches[state] if state < len(matches) else None
 
 
 class DiagnosticPrinter:

@@ -1,0 +1,85 @@
+"""``pyfunc-debug run``: a program under the debugger, in the UI, at a ``(pfd)`` prompt,
+or served to ``pyfunc-debug attach`` (``--listen``)."""
+from __future__ import annotations
+
+import sys
+
+from .checks import UsageError
+from .program import finish, frameworks, program
+from .terminal import console_only, tui
+
+__all__ = ["cmd_run", "RUN_OPTIONS", "RUN_USAGE", "BREAK_ON"]
+
+BREAK_ON = ("nan", "error", "warning")
+RUN_OPTIONS = {"--break": True, "--break-on": True, "--console": False,
+               "--guard-mutation": False, "--tf": False, "--jax": False, "--listen": True,
+               "--wait": False}
+RUN_USAGE = ("pyfunc-debug run [--break GLOB]... [--break-on nan|error|warning] [--console] "
+             "[--guard-mutation] [--tf] [--jax] [--listen HOST:PORT [--wait]] "
+             "SCRIPT|-m MODULE [ARGS...]")
+
+
+def cmd_run(args) -> int:
+    opts, prog = program(args, RUN_OPTIONS, RUN_USAGE)
+    kinds = opts.get("--break-on", [])
+    bad = [k for k in kinds if k not in BREAK_ON]
+    if bad:
+        raise UsageError(f"--break-on takes nan, error or warning, not {bad[0]!r}")
+    guard = bool(opts.get("--guard-mutation"))
+    if opts.get("--listen"):
+        with frameworks(opts):
+            return _run_listening(prog, opts["--listen"][-1], bool(opts.get("--wait")),
+                                  opts.get("--break", []), kinds, guard)
+    if opts.get("--wait"):
+        raise UsageError("--wait needs --listen HOST:PORT")
+    why = None if opts.get("--console") else console_only()
+    if why is not None:
+        print(f"pyfunc-debug {args.command}: {why}: using the console frontend",
+              file=sys.stderr)
+        opts["--console"] = True
+    with frameworks(opts):
+        if not opts.get("--console"):
+            ui = tui()
+            return ui.run_app(ui.script_app(prog, breaks=opts.get("--break", []),
+                                            break_on=tuple(kinds) or ("error",),
+                                            guard_mutation=guard))
+        return _run_console(prog, opts.get("--break", []), kinds, guard,
+                            on_worker=bool(opts.get("--tf") or opts.get("--jax")))
+
+
+def _run_console(prog, breaks, kinds, guard, on_worker=False) -> int:
+    from ..debug import ConsoleFrontend
+    from ..debug.console import DiagnosticPrinter
+    from ..debug.frontend import LocalLink, add_breakpoints, answering
+    from ..script import run_program
+    link = LocalLink(guard_mutation=guard)
+    frontend = ConsoleFrontend(debugger=link)
+    add_breakpoints(link, breaks, kinds)
+    # each diagnostic printed once, as it happens (summaries let the engine find them)
+    link.start(DiagnosticPrinter(), answering(link, frontend), capture="summary")
+    try:
+        if on_worker:  # a framework's threads: Ctrl+C must still reach us
+            from ..framework_options import run_on_worker
+            outcome = run_on_worker(run_program, prog)
+        else:
+            outcome = run_program(prog)
+    finally:
+        link.stop()
+    return finish(outcome)
+
+
+def _run_listening(prog, address, wait, breaks, kinds, guard) -> int:
+    """``run --listen``: no UI here; the debugger is served to ``pyfunc-debug attach``."""
+    from ..debug.frontend import LocalLink, add_breakpoints
+    from ..remote.listen import current_server, listen
+    from ..script import run_program
+    link = LocalLink(guard_mutation=guard)
+    add_breakpoints(link, breaks, kinds)
+    try:
+        listen(address, title=prog.title, link=link, hold=wait)
+    except (ValueError, OSError) as e:
+        raise UsageError(f"cannot listen on {address}: {e}") from None
+    outcome = run_program(prog)
+    status = finish(outcome)
+    current_server().close(status)
+    return status

@@ -1,0 +1,78 @@
+"""``pyfunc-debug trace``: run a program headless, recording every op to a file."""
+from __future__ import annotations
+
+import sys
+
+from .checks import UsageError, output_file, why
+from .program import finish, frameworks, program
+
+__all__ = ["cmd_trace", "TRACE_OPTIONS", "TRACE_USAGE", "nothing_recorded"]
+
+TRACE_OPTIONS = {"-o": True, "--output": True, "--capture": True, "--tf": False,
+                 "--jax": False}
+TRACE_USAGE = ("pyfunc-debug trace -o OUT.json|OUT.jsonl [--capture none|summary|full] "
+               "[--tf] [--jax] SCRIPT|-m MODULE [ARGS...]")
+
+
+def cmd_trace(args) -> int:
+    from ..trace.recorder import trace
+    opts, prog = program(args, TRACE_OPTIONS, TRACE_USAGE)
+    out = (opts.get("-o") or opts.get("--output") or [None])[-1]
+    if out is None:
+        raise UsageError(f"-o OUT.json|OUT.jsonl is needed\nusage: {TRACE_USAGE}")
+    try:
+        recorder = trace(out, capture=(opts.get("--capture") or ["summary"])[-1])
+    except ValueError as e:
+        raise UsageError(str(e)) from None
+    output_file(out)   # exit 2 now, not after the script ran
+    tr, outcome, failed = _record(recorder, frameworks(opts), prog, out)
+    status = finish(outcome)
+    if failed is not None:
+        print(f"pyfunc-debug trace: cannot write {out}: {why(failed)}", file=sys.stderr)
+        return status or 1
+    if tr.run_count:
+        print(f"pyfunc-debug trace: wrote {tr.event_count} events ({tr.op_count} op runs in "
+              f"{tr.run_count} runs) to {out}", file=sys.stderr)
+    else:
+        n = tr.event_count
+        print(f"pyfunc-debug trace: wrote {n} event{'' if n == 1 else 's'} to {out}: "
+              f"{nothing_recorded(opts)}", file=sys.stderr)
+    return status
+
+
+def _record(recorder, instrumented, prog, out):
+    """Run ``prog`` recorded: (the trace, the program's outcome, an ``OSError`` that kept
+    the trace from being finished, or None)."""
+    from ..script import run_program
+    try:
+        tr = recorder.__enter__()
+    except OSError as e:  # the probe passed, the real file did not (a race, a full disk)
+        raise UsageError(f"cannot write {out}: {why(e)}") from None
+    failed = None
+    try:
+        with instrumented:
+            outcome = run_program(prog)
+    finally:
+        try:
+            recorder.__exit__(None, None, None)
+        except OSError as e:  # the script ran; its trace could not be written out
+            failed = e
+    return tr, outcome, failed
+
+
+def nothing_recorded(opts: dict) -> str:
+    """Why a program recorded no run: what is recorded, and what was not."""
+    text = ("the script ran no Session.run and no tf.function call (eager ops, and "
+            "py_function/numpy_function/py_func called eagerly outside a tf.function, are "
+            "not recorded: call them from a tf.function or a Session.run to trace them)")
+    if opts.get("--tf"):
+        text += "; nor did TensorFlow call a py_function/numpy_function callback"
+    elif "tensorflow" in sys.modules:
+        text += ("; the script imported TensorFlow: add --tf to record its "
+                 "py_function/numpy_function callbacks")
+    if opts.get("--jax"):
+        text += "; nor did JAX call a pure_callback/io_callback/debug.callback"
+    elif "jax" in sys.modules:
+        text += ("; the script imported JAX: add --jax to record its pure_callback/"
+                 "io_callback/debug.callback calls")
+    return text
