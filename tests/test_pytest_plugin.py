@@ -209,7 +209,7 @@ def test_fails():
 def test_the_entry_point_is_installed():
     from importlib.metadata import entry_points
     eps = entry_points(group="pytest11")
-    assert [ep.value for ep in eps if ep.name == "pyfunc_debug"] == ["pyfunc_debug.pytest_plugin"]
+    assert [ep.value for ep in eps if ep.name == "pyfunc_debug"] == ["pyfunc_debug_pytest"]
 
 
 # -- --pfd-break-on --------------------------------------------------------------------------
@@ -328,3 +328,144 @@ def test_the_plugin_never_imports_the_ui():
             "print(bad); sys.exit(1 if bad else 0)")
     result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
     assert result.returncode == 0, result.stdout + result.stderr
+
+
+# -- start-up cost: the entry point is light (SPEC 5b) -----------------------------------------
+
+HEAVY = ("numpy", "pyfunc_debug", "pdbpp", "textual")   # not pdb: pytest's run imports it
+LIGHT = dict(PYTEST_DISABLE_PLUGIN_AUTOLOAD="1")   # only the plugins named with -p
+
+
+def _light_run(pytester, monkeypatch, *args):
+    """An inner pytest in a subprocess loading no plugin but those named (fast, and nothing
+    else installed can import numpy behind our back)."""
+    for name, value in LIGHT.items():
+        monkeypatch.setenv(name, value)
+    return pytester.run(sys.executable, "-m", "pytest", "-p", "no:cacheprovider", *args,
+                        timeout=120)
+
+
+def test_importing_the_entry_point_adds_only_itself():
+    code = ("import sys, pytest; before = set(sys.modules); import pyfunc_debug_pytest; "
+            "print(sorted(set(sys.modules) - before))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "['pyfunc_debug_pytest']"
+
+
+def test_a_run_without_options_imports_no_engine(pytester, monkeypatch):
+    pytester.makepyfile(test_inner=f'''
+import sys
+
+def test_light(request, pytestconfig):
+    assert request.config.pluginmanager.has_plugin("pyfunc_debug")
+    assert pytestconfig.getoption("pfd_trace") is None      # the options exist, unused
+    heavy = [m for m in sys.modules if m.split(".")[0] in {HEAVY!r}]
+    assert heavy == []
+''')
+    result = _light_run(pytester, monkeypatch, "-p", "pyfunc_debug")
+    result.assert_outcomes(passed=1)
+
+
+@pytest.mark.parametrize("spelling", [
+    ("-p", "pyfunc_debug", "-p", "pyfunc_debug.pytest_plugin"),
+    ("-p", "pyfunc_debug.pytest_plugin", "-p", "pyfunc_debug"),
+    ("-p", "pyfunc_debug.pytest_plugin", "conftest"),
+])
+def test_the_alias_and_the_entry_point_register_the_plugin_once(pytester, monkeypatch, spelling):
+    if spelling[-1] == "conftest":
+        pytester.makeconftest('pytest_plugins = ["pyfunc_debug.pytest_plugin"]')
+        spelling = spelling[:-1]
+    pytester.makepyfile(test_inner=GRAPH + '''
+import pyfunc_debug_pytest
+
+def test_once(request, pfd_trace):
+    pm = request.config.pluginmanager
+    assert [name for name, p in pm.list_name_plugin() if p is pyfunc_debug_pytest] == ["pyfunc_debug"]
+    run(lookup, 2, tf.int32)
+''')
+    result = _light_run(pytester, monkeypatch, *spelling, "--pfd-trace=traces")
+    result.assert_outcomes(failed=1)
+    assert os.listdir(pytester.path / "traces") == ["test_inner.py__test_once.jsonl"]
+    listed = _light_run(pytester, monkeypatch, *spelling, "--fixtures")
+    assert listed.stdout.str().count("pfd_trace") == 1
+
+
+def test_the_help_shows_an_example_for_each_option(pytester):
+    text = " ".join(_inner(pytester, "--help").stdout.str().split())   # argparse wraps lines
+    assert "Example: pytest --pfd-trace=pfd-traces" in text
+    assert "Example: pytest --pfd-break-on=error -x tests/test_model.py" in text
+
+
+# -- a bad --pfd-trace DIR is a usage error -------------------------------------------------
+
+@pytest.mark.parametrize("where, why", [
+    ("a_file", "it exists and is not a directory"),
+    ("a_file/traces", "a_file is not a directory"),
+    ("/proc/pfd-no/traces", "cannot create entries in /proc"),
+    ("", "--pfd-trace needs a directory"),
+])
+def test_an_unusable_trace_dir_is_a_usage_error_before_any_test(pytester, where, why):
+    # paths, not permission bits: the suite may run as root, for whom chmod stops nothing
+    (pytester.path / "a_file").write_text("not a directory")
+    pytester.makepyfile(test_inner="def test_never():\n    raise AssertionError('ran')\n")
+    result = _inner(pytester, f"--pfd-trace={where}")
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    err = result.stderr.str()
+    assert why in err and (not where or f"--pfd-trace={where}: cannot write traces to" in err)
+    assert "ran" not in result.stdout.str()
+
+
+def test_a_passing_run_leaves_no_trace_dir_behind(pytester):
+    pytester.makepyfile(test_inner=TESTS)
+    _inner(pytester, "--pfd-trace=new/traces", "-k", "passes").assert_outcomes(passed=1)
+    assert not (pytester.path / "new").exists()
+    assert not [p for p in os.listdir(pytester.path) if p.startswith(".pfd")]   # the check's probe
+
+
+# -- pytest-xdist ------------------------------------------------------------------------------
+
+def test_pfd_trace_under_xdist_each_worker_writes_its_failures(pytester, monkeypatch):
+    pytest.importorskip("xdist")
+    pytester.makepyfile(test_inner=TESTS + '''
+def test_fails_too():
+    run(lookup, 5, tf.int32)
+''')
+    result = _light_run(pytester, monkeypatch, "-p", "xdist", "-p", "pyfunc_debug", "-n", "2",
+                        "--pfd-trace=traces")
+    result.assert_outcomes(failed=2, passed=1)
+    written = sorted(os.listdir(pytester.path / "traces"))
+    assert written == ["test_inner.py__test_fails.jsonl", "test_inner.py__test_fails_too.jsonl"]
+    for name in written:     # the section came back to the controller with the report
+        path = os.path.join("traces", name)
+        result.stdout.fnmatch_lines([f"trace: {path} (* events; replay: pyfunc-debug view {path})"])
+    assert "INTERNALERROR" not in result.stdout.str() + result.stderr.str()
+
+
+def test_break_on_is_refused_under_xdist(pytester, monkeypatch):
+    pytest.importorskip("xdist")
+    pytester.makepyfile(test_inner="def test_never():\n    raise AssertionError('ran')\n")
+    result = _light_run(pytester, monkeypatch, "-p", "xdist", "-p", "pyfunc_debug", "-n", "2",
+                        "--pfd-break-on=error")
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    result.stderr.fnmatch_lines(["ERROR: --pfd-break-on cannot be used with xdist (-n): "
+                                 "the workers have no terminal; run without -n*"])
+    assert "ran" not in result.stdout.str()
+
+
+def test_break_on_with_xdist_installed_but_not_distributing_runs(pytester, monkeypatch):
+    pytest.importorskip("xdist")
+    pytester.makepyfile(test_inner="def test_passes():\n    pass\n")
+    result = _light_run(pytester, monkeypatch, "-p", "xdist", "-p", "pyfunc_debug", "-n", "0",
+                        "--pfd-break-on=error")
+    result.assert_outcomes(passed=1)
+
+
+# -- the benchmark stays runnable ------------------------------------------------------------
+
+def test_the_startup_benchmark_runs_at_a_tiny_size():
+    script = os.path.join(os.path.dirname(__file__), os.pardir, "benchmarks", "pytest_plugin.py")
+    done = subprocess.run([sys.executable, script, "--isolated", "--rounds", "1", "--suite", "1",
+                           "--suite-rounds", "1"], capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "plugin vs without, CPU (median per round): " in done.stdout
+    assert "import of the entry module after pytest: " in done.stdout

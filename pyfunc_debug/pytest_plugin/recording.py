@@ -1,4 +1,8 @@
-"""``--pfd-trace=DIR``: record every test in memory, keep the failing ones on disk."""
+"""``--pfd-trace=DIR``: record every test in memory, keep the failing ones on disk.
+
+Registered by the entry module (``pyfunc_debug_pytest``) once DIR has been checked.
+Under xdist each worker has its own ``FailedTraces`` writing into the shared DIR;
+the report section travels to the controller with the report."""
 from __future__ import annotations
 
 import hashlib
@@ -57,6 +61,10 @@ class FailedTraces:
         self.directory = directory
         self.root = root
         self._owners: dict[str, str] = {}   # file name -> test id (two ids may sanitize alike)
+
+    def current(self, item) -> Trace | None:
+        """The recording of ``item`` while it runs (the ``pfd_trace`` fixture hands it out)."""
+        return item.stash.get(TRACE_KEY, None)
 
     @pytest.hookimpl(hookwrapper=True)
     def pytest_runtest_protocol(self, item, nextitem):
