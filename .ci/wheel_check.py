@@ -89,6 +89,13 @@ def commands(work) -> None:
           r.stderr)
     r = sh(os.path.join(BIN, "pyfunc-debug"), "demo", "--print", cwd=work)
     check(r.returncode == 0 and "normalize" in r.stdout, "pyfunc-debug demo --print", r.stderr)
+    r = sh(os.path.join(BIN, "pyfunc-debug"), "demo", "--list", cwd=work)
+    check(r.returncode == 0 and "nan_hunt" in r.stdout and "site-packages" in r.stdout,
+          "pyfunc-debug demo --list (the examples ship in the wheel)", r.stdout + r.stderr)
+    r = sh(os.path.join(BIN, "pyfunc-debug"), "demo", "--example", "py_func_sinh", "--console",
+           cwd=work, stdin="")
+    check(r.returncode == 0 and "1.1752012" in r.stdout, "pyfunc-debug demo --example py_func_sinh",
+          r.stdout + r.stderr)
 
 
 async def _demo_pauses() -> None:
