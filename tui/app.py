@@ -16,30 +16,31 @@ import time
 from textual.app import App, ComposeResult, SuspendNotSupported
 from textual.binding import Binding
 
+from pyfunc_debug import events as ev
 from pyfunc_debug.debug.frontend import add_breakpoints
 from pyfunc_debug.script import abort_line
 
-from .bridge import Bridge, Printed
+from .app_actions import BreakpointActions
+from .bridge import PSEUDO, Bridge, Printed
 from .commands import DebugCommands
+from .exit_summary import ending, exit_status
 from .interrupts import forward_sigint_to
 from .layout import compose_panes, fit_footer, title_panes
 from .messages import OpSelected
-from .model import RunModel, format_event
-from .screens.condition import ConditionScreen
-from .screens.export import ExportScreen
-from .widgets.breakpoint_list import BreakpointList
+from .model import RunModel
+from .values import relative_source, values_for
 from .widgets.event_log import EventLog
-from .widgets.inspector import Inspector, Values
+from .widgets.inspector import Inspector
 from .widgets.op_list import OpList
 from .widgets.status_bar import StatusBar
 
-__all__ = ["PfdApp"]
+__all__ = ["PfdApp", "exit_status"]
 
 BATCH = 20_000      # events applied per tick at most (keeps the UI responsive)
 TICK = 0.05
 
 
-class PfdApp(App):
+class PfdApp(BreakpointActions, App):
     """Live debugging of a target (``target()`` runs on a worker thread)."""
 
     CSS_PATH = "app.tcss"
@@ -75,6 +76,7 @@ class PfdApp(App):
         self.target_status = None     # what target() returned (an exit status or Outcome)
         self.target_done = False
         self.ctrl_c_pressed = False
+        self.user_chose = False        # the user selected an op since the last pause
         self.exported: list = []       # (path, events) of each trace written with x
         self._suspend = suspend or self.suspend
         self._suspended = False      # while pdb owns the terminal, nothing may redraw
@@ -119,8 +121,9 @@ class PfdApp(App):
         self.tick()
         self.target_status = status
         self.target_done = True
-        if isinstance(status, BaseException) and abort_line(status):
-            self.message = f"{abort_line(status)} — q to quit, x to export"
+        error = getattr(status, "error", status)
+        if isinstance(error, BaseException) and abort_line(error):
+            self.message = f"{abort_line(error)} — q to quit, x to export"
             self.model.state = "aborted"
         elif isinstance(status, BaseException):   # the target's own failure (not a script's)
             self.message = f"the target ended with {type(status).__name__}: {status}"[:200]
@@ -128,12 +131,14 @@ class PfdApp(App):
         else:
             code = exit_status(status)
             if code:
-                self.message = f"the script ended: {_ending(status)} — q to quit, x to export"
+                self.message = f"the script ended: {ending(status, self.model)} — q to quit, " \
+                    "x to export"
                 self.model.state = "failed"
             else:
                 self.message = "done — q to quit, x to export the trace"
                 if self.model.state in ("running", "paused", "idle"):
                     self.model.state = "finished"
+        self._show_root_cause()
         self._update_status()
 
     def _post_pause(self, pause) -> None:
@@ -188,24 +193,41 @@ class PfdApp(App):
         if not events:
             self._update_status()
             return
-        apply = self.model.apply
+        model = self.model
+        apply, line = model.apply, model.line
         log = self.query_one(EventLog)
         timings = self.show_timings
         lines = []
+        ended = False
         for e in events:
-            if type(e) is Printed:
+            cls = type(e)
+            if cls is Printed:
                 lines += log.printed(e.text, e.stderr)
-            else:
-                apply(e)
-                lines.append(format_event(e, timings))
+                continue
+            apply(e)
+            if cls not in PSEUDO:
+                lines.append(line(e, timings))
+                ended = ended or cls is ev.RunEnd
         log.add(lines)
         ops = self.query_one(OpList)
         ops.sync()
         self._rate_n += len(events)
+        if ended:
+            self._show_root_cause()
         if self.pause is None:
             self._show_selected(ops.selected)
         self._refresh_breakpoints()
         self._update_status()
+
+    def _show_root_cause(self) -> None:
+        """A run ended: select the op to look at first (its failure or most important
+        diagnostic is at the top of the inspector), unless the user chose one meanwhile."""
+        if self.user_chose or self.pause is not None:
+            return
+        name = self.model.root_cause()
+        if name is not None:
+            self.query_one(OpList).select(name)
+            self._show_selected(name)
 
     def _update_status(self) -> None:
         now = time.perf_counter()
@@ -216,21 +238,16 @@ class PfdApp(App):
         state = m.state if self.pause is None else "paused"
         self.query_one(StatusBar).show(state, m.runs, m.ops_done, m.ops_total, m.events,
                                        self._rate if self.show_timings else None, self.message,
-                                       len(m.diagnostics))
+                                       len(m.diagnostics), m.ops_extra)
 
     def _show_selected(self, name) -> None:
         row = self.model.rows.get(name) if name else None
-        pause = self.pause if self.pause is not None and name == self.pause.op_name else None
-        values, from_run = None, None
-        if pause is not None:
-            values = Values(_full(pause, "inputs"), _full(pause, "outputs"), _returned(pause))
-        elif name in self.bridge.latest_values:
-            run, ins, outs = self.bridge.latest_values[name]
-            after = self.bridge.inputs_after.get(name)
-            values = Values(ins, outs, after=after[1] if after and after[0] == run else None)
-            if run != self.model.run_id:
-                from_run = run      # an earlier run's values: labelled as such
-        self.query_one(Inspector).show(row, values, pause, _relative, self.show_timings,
+        pause = self.pause
+        if pause is not None and name not in (pause.op_name, pause.parent):
+            pause = None
+        values, from_run = values_for(self.bridge, self.model, name, pause) if row else (None,
+                                                                                          None)
+        self.query_one(Inspector).show(row, values, pause, relative_source, self.show_timings,
                                        from_run=from_run)
 
     def action_cycle_value(self) -> None:
@@ -244,9 +261,12 @@ class PfdApp(App):
             self.notify("No op of this run carries a diagnostic.", severity="information")
             return
         ops.select(name)
+        self.user_chose = True
         self._show_selected(name)
 
     def on_op_selected(self, message: OpSelected) -> None:
+        if message.by_user:
+            self.user_chose = True
         self._show_selected(message.name)
 
     # -- pauses ------------------------------------------------------------------------------
@@ -257,6 +277,7 @@ class PfdApp(App):
         self.tick()
         self.pause = pause
         self.ctrl_c_pressed = False
+        self.user_chose = False          # the pause chose the op to look at
         name = pause.op_name if pause.parent is None else pause.parent
         self.model.mark_paused(name)
         ops = self.query_one(OpList)
@@ -314,73 +335,12 @@ class PfdApp(App):
             self.bridge.interrupt()
             self.message = "pausing at the next op…"
 
-    # -- breakpoints ---------------------------------------------------------------------------
-    def _breakpoint_ops(self) -> set:
-        return {bp.op for bp in self.bridge.link.breakpoints if bp.op and bp.enabled}
-
-    def _refresh_breakpoints(self) -> None:
-        notes = [w.message for (op, kind), w in self.model.diagnostics.items()
-                 if kind == "breakpoint_cannot_fire"]
-        self.query_one(BreakpointList).show(self.bridge.link.breakpoints, notes)
-
-    def _toggle(self, match, make) -> None:
-        link = self.bridge.link
-        found = next((bp for bp in link.breakpoints if match(bp)), None)
-        if found is not None:
-            link.remove(found.id)
-        else:
-            make(link)
-        self._refresh_breakpoints()
-        self.model.version += 1
-        self.query_one(OpList).sync()
-
-    def action_toggle_breakpoint(self) -> None:
-        name = self.query_one(OpList).selected
-        if name is None:
-            self.notify("No op selected.", severity="warning")
-            return
-        self._toggle(lambda bp: bp.op == name and bp.when is None and not bp.on_error,
-                     lambda dbg: dbg.break_on(op=name))
-
-    def action_toggle_error_break(self) -> None:
-        self._toggle(lambda bp: bp.on_error and bp.op is None, lambda d: d.break_on(on_error=True))
-
-    def action_toggle_nan_break(self) -> None:
-        self._toggle(lambda bp: bp.when == "nan_producer",
-                     lambda d: d.break_on(when="nan_producer"))
-
-    def add_condition(self, expr: str) -> None:
-        try:
-            self.bridge.link.break_on(when=expr)
-        except ValueError as e:
-            self.notify(str(e), severity="error")
-        self._refresh_breakpoints()
-
-    def ask_condition(self) -> None:
-        """The palette's "Break when…": a dialog that checks the condition as it is typed."""
-        self.push_screen(ConditionScreen(), lambda expr: expr and self.add_condition(expr))
-
     def select_op(self, name: str) -> None:
+        """The palette's "Go to op": the user's choice."""
+        self.user_chose = True
         self.query_one(OpList).select(name)
 
-    # -- export and quit --------------------------------------------------------------------------
-    def action_export(self) -> None:
-        def write(path):
-            if not path:
-                return
-            from pyfunc_debug.trace.recorder import Trace
-            self.tick()
-            tr = Trace(capture="summary")
-            tr.events = list(self.bridge.recorded)
-            try:
-                tr.save(path)
-                self.message = f"wrote {len(tr.events):,} events to {path}"
-                self.exported.append((path, len(tr.events)))
-            except (OSError, ValueError) as e:
-                self.message = f"export failed: {e}"
-            self._update_status()
-        self.push_screen(ExportScreen(), write)
-
+    # -- quit --------------------------------------------------------------------------------------
     async def action_quit(self) -> None:
         """q, ctrl+q and the palette's Quit: abort a paused or running run, then exit."""
         self.bridge.quit()
@@ -403,43 +363,6 @@ class PfdApp(App):
 
 
 _KEY_OF = {"continue": "c", "step": "n", "step_into": "s", "post_mortem": "p", "abort": "q"}
-
-
-def exit_status(result) -> int:
-    """The exit status of what a target returned (an int, or a script's ``Outcome``)."""
-    status = getattr(result, "status", result)
-    return status if isinstance(status, int) else 0
-
-
-def _ending(result) -> str:
-    error = getattr(result, "error", None)
-    if error is not None and abort_line(error):
-        return abort_line(error)
-    if error is not None:
-        return f"{type(error).__name__} (exit status {exit_status(result)})"
-    return f"exit status {exit_status(result)}"
-
-
-def _full(pause, which: str) -> list:
-    """A pause's values (a remote pause fetches those it did not carry)."""
-    values = pause.outputs if which == "outputs" else pause.inputs
-    return [pause.value(which, i) for i in range(len(values or ()))]
-
-
-def _returned(pause):
-    """What a wrapped function returned, when the op rejected it (a dtype error)."""
-    error = pause.error
-    return getattr(error, "returned", None) if error is not None else None
-
-
-def _relative(source: str) -> str:
-    path, sep, where = source.partition(" (on ")  # "(on worker ADDRESS pid N)": a remote op
-    file, _, line = path.rpartition(":")
-    try:
-        rel = os.path.relpath(file)
-    except ValueError:
-        return source
-    return (f"{rel}:{line}" if not rel.startswith("..") else path) + sep + where
 
 
 def _no_fileno(app) -> None:

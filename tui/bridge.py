@@ -14,15 +14,19 @@ import collections
 import contextlib
 import sys
 import threading
+import time
 from typing import NamedTuple
 
 from pyfunc_debug import events as ev
 from pyfunc_debug.debug.frontend import LocalLink
 
-__all__ = ["Bridge"]
+from .model import CallInputs, PdbSpan
+
+__all__ = ["Bridge", "Call", "Printed", "PSEUDO"]
 
 # values up to this size are copied with each event so the inspector can show them
 VALUE_BYTES = 64 * 1024
+PRINTED_KEPT = 20_000     # lines of the script's output kept to print again after the UI
 
 
 class Printed(NamedTuple):
@@ -32,14 +36,27 @@ class Printed(NamedTuple):
     stderr: bool
 
 
-class _PrintSink:
-    """Textual's print-capture target: what the script prints joins the event queue."""
+class Call(NamedTuple):
+    """The values of one call of an op: inputs as it started, outputs (none if it failed)."""
 
-    def __init__(self, queue):
+    run_id: int
+    inputs: list
+    outputs: list
+    failed: bool = False
+
+
+class _PrintSink:
+    """Textual's print-capture target: what the script prints joins the event queue, and
+    is kept to be printed again on the terminal when the UI closes."""
+
+    def __init__(self, queue, kept):
         self._append = queue.append
+        self._keep = kept.append
 
     def post_message(self, message) -> bool:
-        self._append(Printed(message.text, message.stderr))
+        printed = Printed(message.text, message.stderr)
+        self._append(printed)
+        self._keep(printed)
         return True
 
 
@@ -52,12 +69,15 @@ class Bridge:
         self._post_pause = post_pause              # called (off the UI thread) with each Pause
         self._request_suspend = request_suspend    # asks the app to suspend for pdb
         self.events: collections.deque = collections.deque()
-        self.print_sink = _PrintSink(self.events)
+        self.printed: collections.deque = collections.deque(maxlen=PRINTED_KEPT)
+        self.print_sink = _PrintSink(self.events, self.printed)
         self.recorded: list = []                   # every event, values stripped (for export)
-        # op -> (run_id, inputs, outputs): values as the op started / ended, its last run;
-        # and op -> (run_id, inputs) as the op left them, when it wrote into them
+        # op -> Call: its latest call, and its latest call that finished (may be the same);
+        # op -> (run_id, inputs) as the op left them, when it wrote into them
         self.latest_values: dict = {}
+        self.last_finished: dict = {}
         self.inputs_after: dict = {}
+        self._pause_inputs: dict = {}              # (op, thread) -> (run_id, inputs) at a pause
         self.interrupted = False                   # Ctrl+C ended the session
         self.pdb_done = threading.Event()
         self.app_suspended = threading.Event()
@@ -75,10 +95,14 @@ class Bridge:
     # -- worker side -------------------------------------------------------------------
     def _on_event(self, e) -> None:
         cls = type(e)
+        if cls is ev.OpEnd and e.parent is None:
+            self._pause_inputs.pop((e.op, e.thread), None)
+            call = Call(e.run_id, [s.value for s in e.inputs], [s.value for s in e.outputs])
+            self.latest_values[e.op] = self.last_finished[e.op] = call
+        elif cls is ev.OpError and e.parent is None:
+            self._failed(e)
+            return
         if cls is ev.OpEnd and (_has_values(e.inputs) or _has_values(e.outputs)):
-            if e.parent is None:
-                self.latest_values[e.op] = (e.run_id, [s.value for s in e.inputs],
-                                            [s.value for s in e.outputs])
             e = e._replace(inputs=_strip(e.inputs), outputs=_strip(e.outputs))
         elif cls is ev.Warning and _has_values(e.inputs):
             if e.parent is None:
@@ -86,10 +110,29 @@ class Bridge:
             e = e._replace(inputs=_strip(e.inputs))
         self.events.append(e)
 
+    def _failed(self, e) -> None:
+        """A call failed: its values are the inputs a pause before it saw, never those of
+        another call (a framework op may run many calls at once)."""
+        seen = self._pause_inputs.pop((e.op, e.thread), None)
+        inputs, summaries = seen[1:] if seen is not None and seen[0] == e.run_id else ([], ())
+        self.latest_values[e.op] = Call(e.run_id, inputs, [], failed=True)
+        self.events.append(e)
+        if summaries:
+            self.events.append(CallInputs(e.op, e.run_id, tuple(summaries)))
+
     def _on_pause(self, pause) -> None:
         if self.quitting:
             self.link.answer("abort")
             return
+        if pause.parent is None and pause.when == "before":
+            self._pause_inputs[(pause.op_name, pause.thread)] = (
+                pause.run_id, list(pause.inputs), pause.input_summaries())
+        elif pause.parent is None and pause.when == "error":   # its OpError came first
+            call = self.latest_values.get(pause.op_name)
+            if call is not None and call.failed and not call.inputs and pause.inputs:
+                self.latest_values[pause.op_name] = call._replace(inputs=list(pause.inputs))
+                self.events.append(CallInputs(pause.op_name, pause.run_id,
+                                              tuple(pause.input_summaries())))
         self.paused = pause
         self._post_pause(pause)
 
@@ -99,9 +142,12 @@ class Bridge:
         if not self.app_suspended.is_set() and self._request_suspend is not None:
             self._request_suspend()                 # e.g. breakpoint() in user code
             self.app_suspended.wait(timeout=10)
+        start = time.perf_counter_ns()              # the clock of events' t_ns
         try:
             yield
         finally:
+            # the op's duration must not count the time the user spent in pdb
+            self.events.append(PdbSpan(threading.get_ident(), start, time.perf_counter_ns()))
             self.app_suspended.clear()
             self.pdb_done.set()
 
@@ -129,7 +175,7 @@ class Bridge:
                 out.append(pop())
         except IndexError:
             pass
-        self.recorded.extend(e for e in out if type(e) is not Printed)
+        self.recorded.extend(e for e in out if type(e) not in PSEUDO)
         return out
 
     def interrupt(self) -> None:
@@ -143,6 +189,10 @@ class Bridge:
         self.interrupted = self.interrupted or interrupted
         self.paused = None
         self.link.quit()
+
+
+# what the queue carries besides events: not recorded, not counted as events
+PSEUDO = (Printed, PdbSpan, CallInputs)
 
 
 def _has_values(summaries) -> bool:

@@ -2,14 +2,67 @@
 
 Like ``python`` after a crash, the UI must not take the failure with it: the
 script's traceback (or one line for a run the user aborted), then a short
-summary — runs, each failed op with its original exception line, warnings and
-where an exported trace went.
+summary — runs, each failed op with its original exception line, each distinct
+warning once (with the number of runs it came up in) and where an exported
+trace went.
 """
 from __future__ import annotations
 
-__all__ = ["exit_summary"]
+from pyfunc_debug.errors import OpError
+from pyfunc_debug.script import abort_line
+from pyfunc_debug.trace.failures import original_line
+
+__all__ = ["exit_summary", "exit_status", "ending", "distinct_warnings"]
 
 MAX_LISTED = 5
+
+
+def exit_status(result) -> int:
+    """The exit status of what a target returned (an int, or a script's ``Outcome``)."""
+    status = getattr(result, "status", result)
+    return status if isinstance(status, int) else 0
+
+
+def ending(result, model=None) -> str:
+    """How a script ended, in a few words: the user's own exception line, not ours."""
+    error = getattr(result, "error", None)
+    if error is not None and abort_line(error):
+        return abort_line(error)
+    if error is not None:
+        return f"{_original(error, model)} (exit status {exit_status(result)})"
+    return f"exit status {exit_status(result)}"
+
+
+def _original(error: BaseException, model) -> str:
+    """``KeyError: 2 (op 'lr')`` for the op error that wraps it (ours chain the user's
+    exception; a framework's keeps only its text, which the op's failure event had)."""
+    cause = error
+    while isinstance(cause, OpError) and cause.__cause__ is not None:
+        cause = cause.__cause__
+    op = getattr(error, "op", None)
+    where = f" (op '{op.name}')" if getattr(op, "name", None) else ""
+    if cause is not error:
+        return f"{type(cause).__name__}: {cause}".splitlines()[0] + where
+    failures = getattr(model, "failures", ())
+    if failures:
+        last, text = failures[-1], str(error)
+        if f"'{last.op}'" in text or f"node {last.op}" in text:
+            return f"{last.line} (op '{last.op}')"
+    line = original_line(str(error))
+    return f"{type(error).__name__}: {line}" if not line.startswith(type(error).__name__) \
+        else line
+
+
+def distinct_warnings(warnings) -> list:
+    """(warning, runs it came up in) for each distinct (op, kind), in order of first
+    appearance; the warning kept is the latest (its message is the most recent)."""
+    seen: dict = {}
+    for w in warnings:
+        key = (w.op, w.kind, "" if w.op else w.message)
+        runs = seen.get(key, (w, set()))[1]
+        runs.add(w.run_id)
+        seen[key] = (w, runs)
+    return [(w, len(runs)) for w, runs in seen.values()]
 
 
 def exit_summary(title: str, model, status: int, report: str = "", exported=(),
@@ -31,10 +84,12 @@ def exit_summary(title: str, model, status: int, report: str = "", exported=(),
             lines[-1] += f"  [{f.error_type}]"
     if failed > MAX_LISTED:
         lines.append(f"  … and {failed - MAX_LISTED} more")
-    for w in model.warnings[:MAX_LISTED]:
-        lines.append(f"  warning: {w.message}")
-    if len(model.warnings) > MAX_LISTED:
-        lines.append(f"  … and {len(model.warnings) - MAX_LISTED} more warnings")
+    warnings = distinct_warnings(model.warnings)
+    for w, n in warnings[:MAX_LISTED]:
+        times = f" ({n} runs)" if n > 1 else ""
+        lines.append(f"  warning{times}: {w.message}")
+    if len(warnings) > MAX_LISTED:
+        lines.append(f"  … and {len(warnings) - MAX_LISTED} more distinct warnings")
     for path, n in exported:
         lines.append(f"  trace: {n:,} events written to {path}")
     return "\n".join(lines)

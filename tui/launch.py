@@ -5,23 +5,26 @@ import os
 import sys
 
 from pyfunc_debug import demo
-from pyfunc_debug.errors import OpError
+from pyfunc_debug.errors import CancelledError, OpError
 from pyfunc_debug.runtime.session import Session
 from pyfunc_debug.script import run_program
 
-from .app import PfdApp, exit_status
-from .exit_summary import exit_summary
+from .app import PfdApp
+from .exit_summary import exit_status, exit_summary
 
 __all__ = ["demo_app", "script_app", "view_app", "run_app", "attach_app"]
 
 
 def demo_target() -> int:
-    """The demo's three runs; op errors are shown in the UI, not raised."""
+    """The demo's three runs; op errors are shown in the UI, not raised; an abort (q)
+    ends the demo, as it ends a script."""
     d = demo.build()
     with Session(graph=d.graph) as sess:
         for feed in demo.batches():
             try:
                 sess.run(d.fetches, {d.batch: feed})
+            except CancelledError:
+                return 0
             except OpError:
                 pass
     return 0
@@ -58,6 +61,7 @@ QUIT_GRACE = 2.0   # seconds a quit run gets to reach its next op and abort
 def run_app(app) -> int:
     """Run the app; then print how the program ended; its exit status (the program's)."""
     app.run()
+    print_again(getattr(getattr(app, "bridge", None), "printed", ()))
     worker = getattr(app, "worker_thread", None)
     if worker is not None and worker.is_alive():
         worker.join(timeout=QUIT_GRACE)
@@ -81,3 +85,15 @@ def run_app(app) -> int:
         sys.stderr.flush()
         os._exit(status)
     return status
+
+
+def print_again(printed) -> None:
+    """What the script printed while the UI was up, on the terminal now, in order: the UI
+    showed it in its log, and its screen is gone."""
+    if printed and len(printed) == getattr(printed, "maxlen", None):
+        print("pyfunc-debug: the script's earlier output was not kept; its last lines:",
+              file=sys.stderr)
+    for text, stderr in list(printed):
+        stream = sys.stderr if stderr else sys.stdout
+        stream.write(text)
+        stream.flush()

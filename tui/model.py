@@ -1,33 +1,52 @@
 """Display state built from events: the ops of the current run and their status.
 
 Pure Python (no Textual): the app feeds it events in batches; widgets read it.
-The same model replays recorded traces in ``view``.
+The same model replays recorded traces in ``view``. A row shows the op's latest
+call: a new call (its ``OpStart``, or a pause before it) clears the last one's
+duration and values, so nothing shown belongs to another call.
 """
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import NamedTuple
 
 from pyfunc_debug import events as ev
 from pyfunc_debug.trace.failures import STOPPED, original_line
 
+from .timing import PdbSpan, Waits, duration_text
+
 # Diagnostics about an op whatever the run (it is folded, shared, blocks a gradient, …)
 _STANDING = frozenset({"folded", "deduplicated", "blocked_gradient", "breakpoint_cannot_fire"})
+# The likeliest root cause first: what the UI selects and shows on top when a run stops
+RANK = ("non_finite", "shape_change", "input_modified", "tout_mismatch", "blocked_gradient",
+        "deduplicated", "folded")
 
-__all__ = ["OpRow", "RunModel", "Failure", "format_event", "original_line", "STATUS_ICONS"]
+__all__ = ["OpRow", "RunModel", "Failure", "CallInputs", "PdbSpan", "format_event",
+           "original_line", "STATUS_ICONS", "rank", "no_values_reason"]
 
 STATUS_ICONS = {"pending": "·", "running": "▶", "done": "✓", "error": "✗", "paused": "⏸",
                 "folded": "≡", "dedup": "=", "aborted": "⊘"}
 
 
+class CallInputs(NamedTuple):
+    """The inputs of a call that failed, as a pause saw them (an ``OpError`` has none)."""
+
+    op: str
+    run_id: int
+    inputs: tuple             # ValueSummary per input
+
+
 @dataclass
 class OpRow:
-    """One op of the current run, as the op list and the inspector show it."""
+    """One op of the current run (its latest call), as the op list and the inspector show it."""
 
     name: str
     op_type: str = ""
     status: str = "pending"
     source: str = ""
-    duration_ns: int = 0
+    duration_ns: int | None = None   # without time paused; None: not known (yet)
+    waited_ns: int = 0        # time it spent paused (not in ``duration_ns``)
+    under_pdb: bool = False   # it ran under pdb: its wall time is the user's, not the op's
     inputs: tuple = ()
     outputs: tuple = ()
     error: str = ""
@@ -37,6 +56,8 @@ class OpRow:
     inputs_after: tuple = ()  # the inputs as the op left them, when it wrote into them
     warnings: list = field(default_factory=list)   # Warning events (diagnostics) about it
     producers: tuple = ()     # the op that produced each input
+    calls: int = 0            # calls that ended (a framework op may run many in one run)
+    in_plan: bool = True      # listed by its run's start (else: a fold step, a callback)
 
 
 @dataclass
@@ -51,39 +72,65 @@ class Failure:
     line: str                 # the original exception's line, e.g. "KeyError: 2"
 
 
-def _dur(ns: int) -> str:
-    if ns < 1_000:
-        return f"{ns}ns"
-    if ns < 1_000_000:
-        return f"{ns / 1e3:.1f}µs"
-    return f"{ns / 1e6:.1f}ms"
+def rank(kind: str) -> int:
+    """Lower is more important (unknown kinds after the known ones)."""
+    return RANK.index(kind) if kind in RANK else len(RANK)
 
 
-def format_event(e, timings: bool = True) -> str:
-    """One log line per event (``timings=False``: no durations, for stable screens)."""
+def format_event(e, timings: bool = True, duration: str | None = None,
+                 ending: str | None = None) -> str:
+    """One log line per event (``timings=False``: no durations, for stable screens).
+
+    ``duration`` replaces the event's wall time (the model's, without pauses);
+    ``ending`` a failed run's error (the user's original exception line)."""
     cls = type(e)
-    dur = (lambda ns: _dur(ns) + " ") if timings else (lambda ns: "")
+
+    def dur(ns):
+        return ((duration if duration is not None else duration_text(ns)) + " ") \
+            if timings else ""
+    indent = "    " if e.parent else "  "
     if cls is ev.OpEnd:
         out = e.outputs[0].short() if e.outputs else ""
-        indent = "    " if e.parent else "  "
         return f"{e.seq:>8} run {e.run_id:<4}{indent}done  {e.op} ({e.op_type}) {dur(e.duration_ns)}{out}"
     if cls is ev.OpStart:
-        indent = "    " if e.parent else "  "
         return f"{e.seq:>8} run {e.run_id:<4}{indent}start {e.op} ({e.op_type})"
     if cls is ev.OpError:
+        word = "ABORTED" if e.error_type in STOPPED else "ERROR"
         first = original_line(e.message)
-        return f"{e.seq:>8} run {e.run_id:<4}  ERROR {e.op} ({e.op_type}): {first[:120]}"
+        return f"{e.seq:>8} run {e.run_id:<4}  {word} {e.op} ({e.op_type}): {first[:120]}"
     if cls is ev.RunStart:
         what = f"{e.kind} {e.name}".strip()
-        return f"{e.seq:>8} run {e.run_id:<4}start {what}: {len(e.ops)} ops"
+        count = f": {len(e.ops)} ops" if e.ops else ""
+        return f"{e.seq:>8} run {e.run_id:<4}start {what}{count}"
     if cls is ev.RunEnd:
+        error = ending if ending is not None else (e.error or "")
         return (f"{e.seq:>8} run {e.run_id:<4}end   {'ok' if e.ok else 'FAILED'} "
-                f"{dur(e.duration_ns)}" + ("" if e.ok else f"{e.error}"))
+                f"{dur(e.duration_ns)}" + ("" if e.ok else error))
     if cls is ev.BreakpointHit:
         return f"{e.seq:>8} run {e.run_id!s:<4}  PAUSE {e.when} {e.op} ({e.op_type}) {e.breakpoint}"
     if cls is ev.Warning:
         return f"{e.seq:>8} WARNING {e.op}: {e.message[:160]}"
     return f"{getattr(e, 'seq', '?'):>8} {cls.__name__}"
+
+
+def no_values_reason(row: OpRow, live: bool = True) -> str:
+    """Why the inspector has no values to show for ``row`` (its latest call)."""
+    if row.status in ("folded", "dedup"):
+        return f"no values: it did not run in this run ({row.note or row.tag})"
+    if row.status == "pending":
+        return "no values: it has not run yet in this run"
+    if row.status == "running":
+        return "no values yet: it is running"
+    if row.status in ("error", "aborted"):
+        how = "was aborted" if row.status == "aborted" else "failed"
+        return (f"no values: this call {how}, and the inputs of a call that fails are kept "
+                "only when it pauses (e: break on errors)")
+    if not row.inputs and not row.outputs:
+        return "no values: it has no inputs or outputs"
+    if not live:
+        return "no values in this trace (record it with capture=\"full\" to keep them)"
+    return "no values: this op's values are bigger than the live UI keeps (64 KB); the " \
+           "summaries above are exact"
 
 
 class RunModel:
@@ -108,14 +155,39 @@ class RunModel:
         self.last_error = ""
         self.version = 0          # bumped on every change the op list must redraw
         self.sources: dict[str, str] = {}
+        self.waits = Waits()
+        self.run_t0 = {}          # run_id -> its RunStart's t_ns
+
+    # -- counters ------------------------------------------------------------------------
+    def _counted(self) -> list:
+        return [r for r in self.rows.values() if r.status not in ("folded", "dedup")]
 
     @property
     def ops_total(self) -> int:
-        return sum(1 for r in self.rows.values() if r.status not in ("folded", "dedup"))
+        """The run's ops (those its start listed, else every op seen)."""
+        rows = self._counted()
+        planned = [r for r in rows if r.in_plan]
+        return len(planned) if planned else len(rows)
 
     @property
     def ops_done(self) -> int:
-        return sum(1 for r in self.rows.values() if r.status in ("done", "error"))
+        rows = self._counted()
+        planned = [r for r in rows if r.in_plan] or rows
+        return sum(1 for r in planned if self._ran(r))
+
+    @property
+    def ops_extra(self) -> int:
+        """Ops that ran outside the run's list (a constant folded on its first run)."""
+        rows = self._counted()
+        if not any(r.in_plan for r in rows):
+            return 0
+        return sum(1 for r in rows if not r.in_plan)
+
+    def _ran(self, row: OpRow) -> bool:
+        if row.calls or row.status in ("done", "error", "aborted"):
+            return True
+        return self._paused is not None and self._paused[0] is row and \
+            self._paused[1] in ("done", "error", "aborted")
 
     def row_at(self, index: int) -> OpRow | None:
         return self.rows[self.order[index]] if 0 <= index < len(self.order) else None
@@ -126,10 +198,24 @@ class RunModel:
         except ValueError:
             return -1
 
+    # -- events --------------------------------------------------------------------------
     def apply(self, e) -> None:
         """Update the state for one event."""
-        self.events += 1
         cls = type(e)
+        if cls is PdbSpan:
+            self.waits.pdb(e)
+            return
+        if cls is CallInputs:
+            row = self.rows.get(e.op)
+            if row is not None and e.run_id == self.run_id and not row.inputs:
+                row.inputs = e.inputs
+                self.version += 1
+            return
+        self.events += 1
+        if cls is ev.BreakpointHit:
+            self.waits.paused(e.thread, e.t_ns)
+        elif cls is not ev.Warning:
+            self.waits.moved_on(e.thread, e.t_ns)
         if self._paused is not None and cls is not ev.BreakpointHit and cls is not ev.Warning:
             self.unpause()
         if cls is ev.RunStart:
@@ -138,24 +224,18 @@ class RunModel:
             self._child(e)
         elif cls is ev.OpStart:
             row = self._row(e.op, e.op_type)
+            self._new_call(row)
             row.status, row.source = "running", e.source
             self.sources[e.op] = e.source
             row.producers = self.producers[e.op] = e.producers
         elif cls is ev.OpEnd:
             row = self._row(e.op, e.op_type)
-            row.status, row.duration_ns = "done", e.duration_ns
+            row.status = "done"
+            self._timed(row, e)
             row.inputs, row.outputs = e.inputs, e.outputs
+            row.calls += 1
         elif cls is ev.OpError:
-            row = self._row(e.op, e.op_type)
-            row.error = e.message
-            if e.error_type in STOPPED:  # the run was stopped: not a failure
-                row.status = "aborted"
-            else:
-                row.status = "error"
-                self.errors += 1
-                self.last_error = f"{e.error_type} at op '{e.op}'"
-                self.failures.append(Failure(self.runs, e.op, e.op_type, e.source,
-                                             e.error_type, original_line(e.message)))
+            self._op_error(e)
         elif cls is ev.RunEnd:
             self.state = "finished" if e.ok else "failed"
             for row in self.rows.values():   # never left RUNNING: the run is over
@@ -163,12 +243,72 @@ class RunModel:
                     row.status = "aborted"
         elif cls is ev.BreakpointHit:
             if e.parent is None:  # a framework callback can pause before its first start
-                self._row(e.op, e.op_type)
+                row = self._row(e.op, e.op_type)
+                if e.when == "before":
+                    self._new_call(row)
             self.mark_paused(e.op)
             self.state = "paused"
         elif cls is ev.Warning:
             self._warning(e)
         self.version += 1
+
+    def _new_call(self, row: OpRow) -> None:
+        """The op starts a call: nothing of its last one stays on show."""
+        row.duration_ns, row.waited_ns, row.under_pdb = None, 0, False
+        row.inputs = row.outputs = row.inputs_after = ()
+        row.error = ""
+        row.children = []
+
+    def _timed(self, row: OpRow, e) -> None:
+        """The call's duration without the time it waited for the user."""
+        wall = e.duration_ns or 0
+        waited, in_pdb = self.waits.within(e.t_ns - wall, e.t_ns, e.thread)
+        row.under_pdb = in_pdb
+        row.waited_ns = waited
+        row.duration_ns = None if in_pdb or not wall else max(0, wall - waited)
+
+    def _op_error(self, e) -> None:
+        row = self._row(e.op, e.op_type)
+        row.error = e.message
+        row.inputs = row.outputs = ()     # another call's values are not this one's
+        self._timed(row, e)
+        row.calls += 1
+        if e.error_type in STOPPED:  # the run was stopped: not a failure
+            row.status = "aborted"
+            return
+        row.status = "error"
+        self.errors += 1
+        self.last_error = f"{e.error_type} at op '{e.op}'"
+        self.failures.append(Failure(self.runs, e.op, e.op_type, e.source,
+                                     e.error_type, original_line(e.message)))
+
+    def line(self, e, timings: bool = True) -> str:
+        """The log line for ``e`` (already applied): durations without the time paused or
+        in pdb, a failed run's end with the user's exception line."""
+        cls = type(e)
+        if cls in (ev.OpEnd, ev.OpError) and e.parent is None:
+            row = self.rows.get(e.op)
+            if row is not None and (row.under_pdb or row.waited_ns):
+                return format_event(e, timings, _row_duration(row))
+        elif cls is ev.RunEnd:
+            t0 = self.run_t0.pop(e.run_id, e.t_ns - e.duration_ns)
+            waited, in_pdb = self.waits.within(t0, e.t_ns)
+            duration = None
+            if waited:
+                duration = f"{duration_text(max(0, e.duration_ns - waited))} (+" \
+                    f"{duration_text(waited)} {'paused or in pdb' if in_pdb else 'paused'})"
+            return format_event(e, timings, duration, self._ending(e))
+        return format_event(e, timings)
+
+    def _ending(self, e) -> str | None:
+        """A failed run's end, said with the first failure's own line (``KeyError: 2``)."""
+        if e.ok:
+            return None
+        failed = next((f for f in self.failures if f.run == self.runs), None)
+        if failed is not None:
+            return f"{failed.line} (op '{failed.op}')"
+        aborted = next((r.name for r in self.rows.values() if r.status == "aborted"), None)
+        return f"aborted at op '{aborted}'" if aborted else None
 
     def _warning(self, e) -> None:
         self.warnings.append(e)
@@ -182,10 +322,26 @@ class RunModel:
             standing[:] = [w for w in standing if w.kind != e.kind] + [e]
         row = self.rows.get(e.op) if e.run_id in (None, self.run_id) else None
         if row is not None:
-            row.warnings = [w for w in row.warnings if w.kind != e.kind] + [e]
+            row.warnings = sorted([w for w in row.warnings if w.kind != e.kind] + [e],
+                                  key=lambda w: rank(w.kind))
             row.op_type = row.op_type or e.op_type
             if e.inputs:
                 row.inputs_after = e.inputs
+
+    # -- what to look at -----------------------------------------------------------------
+    def root_cause(self) -> str | None:
+        """The op of this run to look at first: the first that failed, else the one
+        carrying the most important diagnostic; ``None`` when there is neither."""
+        failed = next((r.name for r in self.rows.values() if r.status == "error"), None)
+        if failed is not None:
+            return failed
+        best = None
+        for name in self.order:
+            row = self.rows[name]
+            kinds = [rank(w.kind) for w in row.warnings if w.kind != "breakpoint_cannot_fire"]
+            if kinds and (best is None or min(kinds) < best[0]):
+                best = (min(kinds), name)
+        return best[1] if best else None
 
     def next_with_warnings(self, after: int) -> str | None:
         """The next op (in list order, wrapping) after index ``after`` with a diagnostic."""
@@ -196,6 +352,7 @@ class RunModel:
                 return row.name
         return None
 
+    # -- pauses --------------------------------------------------------------------------
     def mark_paused(self, name: str) -> None:
         """Show ``name`` as paused until the run moves on (``unpause``)."""
         row = self.rows.get(name)
@@ -206,7 +363,10 @@ class RunModel:
             self.version += 1
 
     def unpause(self) -> None:
-        """The paused op gets back the status it had (done, for a pause after it ran)."""
+        """The paused op gets back the status it had (done, for a pause after it ran);
+        the run goes on."""
+        if self.state == "paused":
+            self.state = "running"
         if self._paused is not None:
             row, status = self._paused
             self._paused = None
@@ -214,33 +374,43 @@ class RunModel:
                 row.status = status
                 self.version += 1
 
+    # -- rows ----------------------------------------------------------------------------
     def _start_run(self, e) -> None:
         self.runs += 1
         self.run_id, self.run_kind = e.run_id, e.kind
+        self.run_t0[e.run_id] = e.t_ns
         self.state = "running"
         self.rows, self.order = {}, []
         for name, op_type in zip(e.ops, e.op_types or ("",) * len(e.ops)):
-            self._row(name, op_type)
+            self._row(name, op_type, planned=True)
         for name in e.folded:
-            self._row(name, "").status = "folded"
+            self._row(name, "", planned=True).status = "folded"
             self.rows[name].note = "folded: stateless on constant inputs, its value is reused"
             self.rows[name].tag = "folded"
         for name, first in e.deduplicated:
-            row = self._row(name, "")
+            row = self._row(name, "", planned=True)
             row.status, row.note = "dedup", f"same stateless call as '{first}': ran once for both"
             row.tag = f"= {first}"
         for name, row in self.rows.items():
             row.source = self.sources.get(name, "")
             row.producers = self.producers.get(name, ())
-            row.warnings = list(self._standing.get(name, ()))
+            row.warnings = sorted(self._standing.get(name, ()), key=lambda w: rank(w.kind))
 
-    def _row(self, name: str, op_type: str) -> OpRow:
+    def _row(self, name: str, op_type: str, planned: bool = False) -> OpRow:
         row = self.rows.get(name)
         if op_type:
             self.types[name] = op_type
         if row is None:
             row = self.rows[name] = OpRow(name, op_type or self.types.get(name, ""))
-            self.order.append(name)
+            row.in_plan = planned
+            row.warnings = sorted(self._standing.get(name, ()), key=lambda w: rank(w.kind))
+            if planned or not any(r.in_plan for r in self.rows.values()):
+                self.order.append(name)
+            else:   # not listed at its run's start: a constant folded now, before the rest
+                row.tag = "folded now"
+                at = next((i for i, n in enumerate(self.order) if self.rows[n].in_plan
+                           and self.rows[n].status == "pending"), len(self.order))
+                self.order.insert(at, name)
         elif op_type and not row.op_type:
             row.op_type = op_type
         return row
@@ -251,7 +421,14 @@ class RunModel:
             return
         if type(e) is ev.OpEnd:
             out = e.outputs[0].short() if e.outputs else ""
-            parent.children.append(f"{e.op} ({e.op_type}) {_dur(e.duration_ns)} {out}")
+            parent.children.append(f"{e.op} ({e.op_type}) {duration_text(e.duration_ns)} {out}")
             del parent.children[:-50]
         elif type(e) is ev.OpError:
             parent.children.append(f"{e.op} ({e.op_type}) ERROR {e.message[:80]}")
+
+
+def _row_duration(row: OpRow) -> str:
+    if row.under_pdb:
+        return "[ran under pdb: no duration]"
+    text = duration_text(row.duration_ns or 0)
+    return f"{text} (+{duration_text(row.waited_ns)} paused)" if row.waited_ns else text

@@ -14,10 +14,10 @@ from textual.binding import Binding
 from pyfunc_debug import events as ev
 from pyfunc_debug.trace.jsonl import load_trace
 
-from .app import _relative
 from .layout import compose_panes, fit_footer, title_panes
 from .messages import OpSelected
-from .model import RunModel, format_event
+from .model import RunModel, format_event, original_line
+from .values import relative_source
 from .widgets.breakpoint_list import BreakpointList
 from .widgets.event_log import EventLog
 from .widgets.inspector import Inspector, Values
@@ -89,14 +89,15 @@ class ReplayApp(App):
         model.runs = k + 1
         log = self.query_one(EventLog)
         log.clear()
-        log.add([format_event(e, self.show_timings)
-                 for e in self.events[max(0, position - LOG_WINDOW):position]])
+        log.add(self._lines(max(0, position - LOG_WINDOW), position))
         ops = self.query_one(OpList)
         ops.sync()
         current = self.events[position - 1] if position else None
         if current is not None and getattr(current, "op", "") and current.parent is None:
             ops.select(current.op)
-        self._show(ops.selected)
+        elif type(current) is ev.RunEnd and model.root_cause() is not None:
+            ops.select(model.root_cause())   # a run's end: the op to look at first
+        self._show(ops.selected if model.rows else None)
         last = bisect.bisect_left(self._hits, position)
         hits = [self.events[i] for i in self._hits[max(0, last - 20):last]]
         self.query_one(BreakpointList).update(
@@ -123,7 +124,22 @@ class ReplayApp(App):
                     break
                 if type(e) is ev.RunStart:
                     break
-        self.query_one(Inspector).show(row, values, None, _relative, self.show_timings)
+        self.query_one(Inspector).show(row, values, None, relative_source, self.show_timings,
+                                       live=False)
+
+    def _lines(self, start: int, end: int) -> list[str]:
+        """Log lines of events ``start:end``; a failed run's end says the user's exception
+        line (``KeyError: 2``), as the live log does."""
+        failed: dict = {}
+        lines = []
+        for e in self.events[start:end]:
+            ending = None
+            if type(e) is ev.OpError and e.parent is None:
+                failed.setdefault(e.run_id, f"{original_line(e.message)} (op '{e.op}')")
+            elif type(e) is ev.RunEnd and not e.ok:
+                ending = failed.get(e.run_id)
+            lines.append(format_event(e, self.show_timings, ending=ending))
+        return lines
 
     def on_op_selected(self, message: OpSelected) -> None:
         self._show(message.name)

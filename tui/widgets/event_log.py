@@ -11,11 +11,14 @@ MAX_LINES = 5000
 class EventLog(Log):
     """A line-based log (Textual ``Log``) keeping the last ``MAX_LINES`` lines.
 
-    It also shows what the script prints (the app captures ``print`` into it).
+    It follows the newest line at any length until the user scrolls up (then the
+    lines in view stay in view while older ones are dropped), and follows again
+    once scrolled back to the end. It also shows what the script prints (the app
+    captures ``print`` into it).
     """
 
     def __init__(self, **kw):
-        super().__init__(max_lines=MAX_LINES, highlight=False, **kw)
+        super().__init__(max_lines=MAX_LINES, highlight=False, auto_scroll=False, **kw)
         self._partial = ""
 
     def printed(self, text: str, stderr: bool) -> list[str]:
@@ -24,6 +27,23 @@ class EventLog(Log):
         *lines, self._partial = text.split("\n")
         return [f"  [{'stderr' if stderr else 'stdout'}] {line}" for line in lines]
 
+    @property
+    def following(self) -> bool:
+        """At the end (or nothing to scroll yet): new lines scroll into view."""
+        return self.scroll_offset.y >= self.max_scroll_y
+
     def add(self, lines: list[str]) -> None:
-        if lines:
-            self.write_lines(lines[-MAX_LINES:])
+        if not lines:
+            return
+        lines = lines[-MAX_LINES:]
+        follow = self.following and not self.is_vertical_scrollbar_grabbed
+        dropped = max(0, self.line_count + len(lines) - MAX_LINES)
+        self.write_lines(lines, scroll_end=False)
+        # A full buffer drops lines at the top while its size stays the same: the view
+        # must move (and repaint) by itself, or it shows old lines for good.
+        if follow:
+            self.scroll_end(animate=False, immediate=True, x_axis=False)
+        elif dropped:
+            self.scroll_to(y=max(0, self.scroll_offset.y - dropped), animate=False,
+                           immediate=True)
+        self.refresh()

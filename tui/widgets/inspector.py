@@ -8,14 +8,15 @@ from __future__ import annotations
 from typing import NamedTuple
 
 import numpy as np
-from rich.table import Table
 from rich.text import Text
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import VerticalScroll
 from textual.widgets import DataTable, Sparkline, Static
 
-from ..model import OpRow
+from ..model import OpRow, no_values_reason
+from ..timing import duration_text
+from .summary_table import SummaryTable
 
 __all__ = ["Inspector", "Values", "grid_of"]
 
@@ -83,6 +84,8 @@ class Inspector(VerticalScroll, can_focus=True):
         self._values: list = []     # (label, value)
         self._value_index = 0
         self._from_run = None
+        self._reason = ""
+        self._shown = None          # the op on show: another one starts at the top
 
     def compose(self) -> ComposeResult:
         yield Static("Select an op.", id="insp-header")
@@ -93,34 +96,15 @@ class Inspector(VerticalScroll, can_focus=True):
         yield DataTable(id="insp-grid", show_cursor=False, zebra_stripes=True)
 
     def show(self, row: OpRow | None, values: Values | None = None, pause=None,
-             relative=lambda p: p, timings: bool = True, from_run: int | None = None) -> None:
-        """Show ``row``; ``values`` when known; ``from_run``: they are an earlier run's."""
-        header = self.query_one("#insp-header", Static)
+             relative=lambda p: p, timings: bool = True, from_run: int | None = None,
+             live: bool = True) -> None:
+        """Show ``row``; ``values`` when known; ``from_run``: they are an earlier run's
+        (``-1``: an earlier call of this run); ``live``: the running app (else ``view``)."""
         if row is None:
-            header.update("Select an op.")
-            self.query_one("#insp-spark", Sparkline).display = False
+            self._clear()
             return
-        text = Text()
-        text.append(f"{row.name}", style="bold")
-        text.append(f"  {row.op_type}  ")
-        text.append(row.status.upper(), style="bold")
-        if row.duration_ns and timings:
-            text.append(f"  {row.duration_ns / 1e3:.1f}µs")
-        for w in row.warnings:      # the likely root cause first, in full, with its fix
-            text.append(f"\n⚠ {w.message}", style="bold yellow")
-            if w.hint:
-                text.append(f"\n  fix: {w.hint}", style="yellow")
-        source = row.source or (pause.source if pause is not None else "")
-        if source:
-            text.append(f"\ncreated at {relative(source)}")
-        if pause is not None:
-            text.append(f"\n{pause.describe_short}", style="bold")
-        if row.note:
-            text.append(f"\n{row.note}", style="italic")
-        if row.inputs_after:
-            text.append("\ninput modified by this op: shown as given (in) and as left "
-                        "(in … after)", style="italic")
-        header.update(text)
+        self.query_one("#insp-header", Static).update(self._header(row, pause, relative,
+                                                                   timings))
         self.query_one("#insp-summaries", Static).update(self._summaries(row, pause))
         error = row.error or (str(pause.error) if pause is not None and pause.error else "")
         children = "\n".join(row.children[-12:])
@@ -129,41 +113,69 @@ class Inspector(VerticalScroll, can_focus=True):
             err_text.append(("\n" if error else "") + "eager ops inside:\n" + children)
         self.query_one("#insp-error", Static).update(err_text)
         self._values, self._from_run = _labelled(values), from_run
+        self._reason = no_values_reason(row, live)
         self._value_index = 0
         self._show_value()
+        if self._shown != row.name:     # the root cause is at the top: start there
+            self._shown = row.name
+            self.scroll_home(animate=False)
 
-    def _summaries(self, row, pause):
-        narrow = 0 < self.size.width < 64   # e.g. an 80-column terminal: the stats only
-        table = Table(box=None, pad_edge=False, show_header=True, header_style="bold", expand=True)
-        widths = {"": 5, "min": 7, "max": 7, "mean": 7, "nan": 3, "inf": 3} if narrow else \
-            {"": 5, "shape": 5, "dtype": 7, "min": 7, "max": 7, "mean": 7, "nan": 3, "inf": 3}
-        # the first column names each value and, for inputs, the op that produced it
-        for col, width in widths.items():
-            table.add_column(col, no_wrap=True, min_width=width)
-        if not narrow:  # the preview gives way first
-            table.add_column("preview", no_wrap=True, overflow="ellipsis", ratio=1, min_width=0)
+    def _clear(self) -> None:
+        """Nothing selected: nothing of the op shown before may stay."""
+        self._shown = None
+        self._values, self._reason = [], ""
+        self.query_one("#insp-header", Static).update("Select an op.")
+        for part in ("#insp-summaries", "#insp-error", "#insp-caption"):
+            self.query_one(part, Static).update("")
+        self.query_one("#insp-grid", DataTable).clear(columns=True)
+        spark = self.query_one("#insp-spark", Sparkline)
+        spark.data = []
+        spark.display = False
+
+    def _header(self, row, pause, relative, timings) -> Text:
+        """Name, type, status and duration; then the likely root cause with its fix."""
+        here = pause if pause is not None and pause.op_name == row.name else None
+        text = Text()
+        text.append(f"{row.name}", style="bold")
+        text.append(f"  {row.op_type}  ")
+        text.append(row.status.upper(), style="bold")
+        if timings and not (here is not None and here.when == "before"):
+            text.append(_duration(row))
+        warnings = list(row.warnings)
+        warning = getattr(pause, "warning", None)
+        if warning is not None and all(w.kind != warning.kind for w in warnings):
+            warnings.insert(0, warning)
+        for i, w in enumerate(warnings):   # the likeliest cause first, in full, with its fix
+            text.append(f"\n⚠ {w.message}", style="bold yellow")
+            if w.hint and i == 0:
+                text.append(f"\n  fix: {w.hint}", style="yellow")
+        if pause is not None:
+            text.append(f"\n{_pause_line(pause)}", style="bold")
+        source = row.source or (pause.source if pause is not None else "")
+        if source:
+            text.append(f"\ncreated at {relative(source)}")
+        if row.note:
+            text.append(f"\n{row.note}", style="italic")
+        if row.inputs_after:
+            text.append("\ninput modified by this op: shown as given (in) and as left "
+                        "(in … after)", style="italic")
+        return text
+
+    def _summaries(self, row, pause) -> SummaryTable:
         ins = pause.input_summaries() if pause is not None else row.inputs
         outs = (pause.output_summaries() if pause.outputs is not None else ()) \
             if pause is not None else row.outputs
         after = row.inputs_after if pause is None or pause.when != "before" else ()
         producers = pause.producers() if pause is not None and pause.parent is None \
             else row.producers
+        # the first column names each value and, for inputs, the op that produced it
         rows = [(f"in {i}" + (f" ← {producers[i]}" if i < len(producers) and producers[i]
                               else ""), s) for i, s in enumerate(ins)]
         changed = [i for i, s in enumerate(after) if i < len(ins) and s[:8] != ins[i][:8]]
         rows += [(f"in {i} after", after[i]) for i in (changed or range(len(after)))]
         rows += [(f"out {i}", s) for i, s in enumerate(outs)]
-        fmt = (lambda v: "" if v is None else f"{v:.4g}")
-        for label, s in rows:
-            cells = [label]
-            if not narrow:
-                cells += [str(list(s.shape)), s.dtype]
-            cells += [fmt(s.min), fmt(s.max), fmt(s.mean), str(s.nan or ""), str(s.inf or "")]
-            if not narrow:
-                cells.append(s.preview[:30])
-            style = "red" if s.nan or s.inf else ("yellow" if "after" in label else None)
-            table.add_row(*cells, style=style)
-        return table
+        return SummaryTable([(label, s, "red" if s.nan or s.inf else
+                              ("yellow" if "after" in label else None)) for label, s in rows])
 
     def _show_value(self) -> None:
         grid = self.query_one("#insp-grid", DataTable)
@@ -171,16 +183,16 @@ class Inspector(VerticalScroll, can_focus=True):
         caption = self.query_one("#insp-caption", Static)
         grid.clear(columns=True)
         if not self._values:
-            caption.update("(no values: the live UI keeps values up to 64 KB; a trace keeps "
-                           "them with capture=\"full\")")
+            caption.update(f"({self._reason})" if self._reason else "")
             spark.data = []
             spark.display = False
             return
         label, value = self._values[self._value_index % len(self._values)]
         cols, rows, cap = grid_of(value)
         more = f"   (v: next of {len(self._values)})" if len(self._values) > 1 else ""
-        stale = f" — from run {self._from_run}, not this run" if self._from_run is not None \
-            else ""
+        stale = "" if self._from_run is None else \
+            " — from an earlier call of this run, not this one" if self._from_run == -1 else \
+            f" — from run {self._from_run}, not this run"
         caption.update(f"{label}: {cap}{stale}{more}")
         grid.add_columns(*cols)
         grid.add_rows(rows)
@@ -191,6 +203,25 @@ class Inspector(VerticalScroll, can_focus=True):
         if self._values:
             self._value_index += 1
             self._show_value()
+
+
+def _duration(row: OpRow) -> str:
+    """The op's own time: none while it waits to run, never the time paused or in pdb."""
+    if row.under_pdb:
+        return "  ran under pdb: no duration"
+    if row.duration_ns is None:
+        return ""
+    waited = f" (+{duration_text(row.waited_ns)} paused)" if row.waited_ns else ""
+    return f"  {duration_text(row.duration_ns)}{waited}"
+
+
+def _pause_line(pause) -> str:
+    where = {"before": "paused before it runs", "after": "paused after it ran",
+             "error": "paused at its error"}.get(pause.when, f"paused ({pause.when})")
+    if pause.parent:
+        where += f" (at {pause.op_name}, inside it)"
+    bp = pause.breakpoint
+    return where + (f" — {bp.describe()}" if bp is not None else "")
 
 
 def _labelled(values: Values | None) -> list:

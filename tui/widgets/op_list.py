@@ -49,20 +49,27 @@ class OpList(ScrollView, can_focus=True):
         self.model = model
         self._breakpoints = breakpoints
         self._seen = -1
+        self._name = None        # the op under the cursor: kept when rows move or a run starts
+        self._by_user = False
 
     def sync(self) -> None:
         """Redraw if the model changed since the last call."""
         if self.model.version == self._seen:
             return
         self._seen = self.model.version
-        self.virtual_size = Size(self.size.width, len(self.model.order))
-        if self.cursor >= len(self.model.order):
-            self.cursor = max(0, len(self.model.order) - 1)
+        order = self.model.order
+        self.virtual_size = Size(self.size.width, len(order))
+        index = self.model.index_of(self._name) if self._name is not None else -1
+        if index >= 0 and index != self.cursor:
+            self.cursor = index
+        elif self.cursor >= len(order):
+            self.cursor = max(0, len(order) - 1)
         self.refresh()
 
     def select(self, name: str) -> None:
         index = self.model.index_of(name)
         if index >= 0:
+            self._name = name
             self.cursor = index
             self.scroll_to(y=max(0, index - self.size.height // 2), animate=False)
 
@@ -74,12 +81,16 @@ class OpList(ScrollView, can_focus=True):
     def watch_cursor(self, old: int, new: int) -> None:
         self.refresh()
         name = self.selected
+        by_user, self._by_user = self._by_user, False
         if name is not None:
-            self.post_message(OpSelected(name))
+            self._name = name
+            self.post_message(OpSelected(name, by_user))
 
     def action_cursor(self, delta: int) -> None:
         if self.model.order:
+            self._by_user = True
             self.cursor = min(max(0, self.cursor + delta), len(self.model.order) - 1)
+            self._by_user = False
             top, height = self.scroll_offset.y, self.size.height
             if self.cursor < top:
                 self.scroll_to(y=self.cursor, animate=False)
@@ -89,7 +100,9 @@ class OpList(ScrollView, can_focus=True):
     def on_click(self, event) -> None:
         index = event.y + self.scroll_offset.y
         if 0 <= index < len(self.model.order):
+            self._by_user = True
             self.cursor = index
+            self._by_user = False
 
     def render_line(self, y: int) -> Strip:
         index = y + self.scroll_offset.y
