@@ -123,6 +123,8 @@ def no_values_reason(row: OpRow, live: bool = True) -> str:
         return "no values yet: it is running"
     if row.status in ("error", "aborted"):
         how = "was aborted" if row.status == "aborted" else "failed"
+        if not live:
+            return f"no values: this call {how}, and the trace holds no values for it"
         return (f"no values: this call {how}, and the inputs of a call that fails are kept "
                 "only when it pauses (e: break on errors)")
     if not row.inputs and not row.outputs:

@@ -56,13 +56,14 @@ class SummaryTable:
         return out
 
     def _fit(self, width: int) -> list:
-        """(column, width) pairs that fit ``width``, giving way in a fixed order."""
+        """(column, width) pairs that fit ``width``, giving way in a fixed order; the
+        preview takes what is left (it gives way first)."""
         self._digits, self._short = 4, False
         label_w = None
-        dropped: set = set()
-        steps = [("drop", "preview"), ("label", 16), ("label", 12), ("short", None),
-                 ("drop", "dtype"), ("digits", 3), ("drop", "mean"), ("label", 8),
-                 ("drop", "max"), ("label", 6), ("drop", "min")]
+        dropped = {"preview"}
+        steps = [("label", 16), ("label", 12), ("short", None), ("drop", "dtype"),
+                 ("digits", 3), ("drop", "mean"), ("label", 8), ("drop", "max"),
+                 ("label", 6), ("drop", "min")]
         for step in [None] + steps:
             if step is not None:
                 kind, arg = step
@@ -77,13 +78,12 @@ class SummaryTable:
             cols = self._widths(dropped, label_w)
             used = sum(w for _, w in cols) + len(GAP) * (len(cols) - 1)
             if used <= width:
-                if "preview" not in dropped:   # the preview takes what is left, or goes
-                    rest = width - (used - dict(cols)["preview"])
-                    if rest < 8:
-                        cols = [c for c in cols if c[0] != "preview"]
-                    else:
-                        cols = [(n, rest if n == "preview" else w) for n, w in cols]
-                return cols
+                break
+        preview = min(30, max([len("preview")] + [len(s.preview or "") for _, s, _ in
+                                                  self.rows]))
+        rest = width - used - len(GAP)
+        if step is None and rest >= 8:
+            cols.append(("preview", min(rest, preview)))
         return cols
 
     def _widths(self, dropped: set, label_w: int | None) -> list:
