@@ -21,8 +21,10 @@ from .breakpoints import Breakpoint, changes
 from .console import ConsoleFrontend
 from .pause import ACTIONS, Pause
 from .pdb_bridge import PdbRunner
-from .filtered import compile_filtered
 from .run_loop import run_debugged
+from .watch import watched_steps
+from .warned import Inbox
+from ..runtime.diagnose import reports_reuse
 from ..trace.summary import summarize
 
 __all__ = ["Debugger", "attached"]
@@ -49,7 +51,18 @@ class Debugger:
 
     ``guard_mutation=True`` copies each array handed to a py_func/numpy_function
     before the call and compares after it: one extra copy and comparison per
-    input, so it roughly doubles the memory traffic of those ops.
+    input, so it roughly doubles the memory traffic of those ops. The same copy
+    is made for the ops a pause after them or at their error could show (a
+    pause shows inputs as they were when the op started), and then also serves
+    the guard.
+
+    ``break_on(on_warning=True)`` pauses for every diagnostic the program raises
+    while the debugger is attached (``runtime.diagnose.KINDS``): after the op that
+    raised it; for a folded or de-duplicated op, after its folding ran or at the
+    point its value is reused or shared (the pause says it did not run); for a
+    blocked gradient (raised when the gradient is built), after that op next runs.
+    An eager ``numpy_function`` outside any op has no op to pause at: the
+    breakpoint says so (a ``breakpoint_cannot_fire`` note).
     """
 
     def __init__(self, on_pause=None, guard_mutation: bool = False, pdb_runner=None):
@@ -71,6 +84,7 @@ class Debugger:
         self._interrupted = False
         self._warning_sub = None
         self._unreachable: set = set()   # (breakpoint id, op) already said to be unreachable
+        self._inbox = Inbox()            # diagnostics waiting for an on_warning pause
         self.eager_hook = _EagerHook(self)
 
     # -- breakpoints -------------------------------------------------------------------
@@ -127,14 +141,24 @@ class Debugger:
             self._warning_sub = ev.subscribe(self._on_event, capture="summary")
 
     def _on_event(self, e) -> None:
-        if type(e) is ev.Warning and e.op:   # runs in the executing thread: remember it there
-            self._warned()[e.op] = e
+        if type(e) is ev.Warning and e.op and not self._inbox.file(e):
+            self._refuse(e)   # runs in the thread that raised it
 
-    def _warned(self) -> dict:
-        warned = getattr(self._tls, "warned", None)
-        if warned is None:
-            warned = self._tls.warned = {}
-        return warned
+    def _refuse(self, e) -> None:
+        """Say once per breakpoint and call site that this diagnostic cannot be paused at."""
+        for bp in self.breakpoints:
+            key = (bp.id, e.kind, e.source)
+            if bp.on_warning and bp.enabled and key not in self._unreachable:
+                self._unreachable.add(key)
+                self._warn(e.op, e.op_type, f"{bp.describe()} cannot pause for the "
+                           f"{e.kind} warning of '{e.op}' at {e.source or '?'}: it was raised by "
+                           "an eager call outside any graph op, which has returned (nothing is "
+                           "left to pause at)", "breakpoint_cannot_fire", e.run_id, (), e.source,
+                           "call it inside a graph, tf.function or py_function to pause there")
+
+    def take_run_start(self) -> dict:
+        """op name -> the diagnostics this thread's run start raised about it (run loop)."""
+        return self._inbox.take_run_start() if self._warning_sub is not None else {}
 
     def _breakpointhook(self, *args, **kwargs):
         self.pdb.set_trace(sys._getframe(1))
@@ -170,8 +194,9 @@ class Debugger:
         return self._watched(plan)[0]
 
     def filters(self, plan) -> dict:
-        """Step index -> (before, after) condition pre-filters, for the steps whose
-        matching breakpoints all have one (see ``conditions``); cached per plan."""
+        """Step index -> (before, after, keep) for the steps run with their kernels wrapped
+        (see ``watch``): condition pre-filters, ``keep`` for an on_error Python op; cached
+        per plan."""
         return self._watched(plan)[1]
 
     def filtered_order(self, plan) -> tuple:
@@ -183,25 +208,7 @@ class Debugger:
         found = self._watch.get(key)
         if found is not None and found[0] == changes[0] and found[1] is plan:
             return found[2]
-        bps = [b for b in self.breakpoints if not (b.on_error and b.condition is None)]
-        bps.append(self._op_breakpoint)
-        if any(b.enabled and b.on_warning and b.op is None and b.op_type is None for b in bps):
-            bps = [Breakpoint()]   # a diagnostic may come from any op: check them all
-        eager = self.watches_eager
-        idx, filters = set(), {}
-        for i, step in enumerate(plan.steps):
-            op = step.op
-            hands_out = op.op_def.extra.get("hands_out_arrays")
-            matched = [b for b in bps if b.matches_op(op.name, op.type)]
-            if (self.guard_mutation and hands_out) or (matched and eager and step.needs_ctx):
-                idx.add(i)
-            elif matched:
-                tests = _prefilters(matched)
-                if tests is None:
-                    idx.add(i)
-                elif tests != ((), ()):
-                    filters[i] = tests
-        result = (frozenset(idx), filters, (sorted(filters), compile_filtered(plan, filters)))
+        result = watched_steps(self, plan)
         self._watch[key] = (changes[0], plan, result)
         return result
 
@@ -216,7 +223,8 @@ class Debugger:
         for op in list(plan.folded) + list(plan.aliases):
             for bp in self.breakpoints:
                 if bp.op is None or not bp.enabled or not bp.matches_op(op.name, op.type) \
-                        or (bp.id, op.name) in self._unreachable:
+                        or (bp.id, op.name) in self._unreachable \
+                        or (bp.on_warning and reports_reuse(op)):   # it pauses where reused
                     continue
                 self._unreachable.add((bp.id, op.name))
                 first = plan.aliases.get(op)
@@ -268,9 +276,15 @@ class Debugger:
             return bp
         return None
 
+    def keeps_inputs(self, name: str, typ: str) -> bool:
+        """Whether a pause after op ``name`` or at its error may come (so its inputs are
+        kept as they were when it started)."""
+        return self.stepping or any(b.enabled and (b.on_error or b.pauses_after)
+                                    and b.matches_op(name, typ) for b in self.breakpoints)
+
     def _check_before(self, op, name, typ, inputs, run_id, parent=None):
-        if self._warning_sub is not None:
-            self._warned().clear()   # what an op raises is seen after it, at _check_after
+        if self._warning_sub is not None and parent is None:
+            self._inbox.op_starts()   # what an op raises is seen after it, at _check_after
         pause = Pause(op, name, typ, "before", inputs, source=_source(op), run_id=run_id,
                       thread=threading.get_ident(), parent=parent, wrapped=_wraps(op))
         bps = [b for b in self.breakpoints if not b.on_error and not b.pauses_after]
@@ -282,26 +296,38 @@ class Debugger:
         pause.breakpoint = bp
         return self._pause(pause)
 
-    def _check_after(self, op, name, typ, inputs, outputs, run_id, parent=None):
-        bps = [b for b in self.breakpoints if b.pauses_after and not b.on_error]
+    def _check_after(self, op, name, typ, inputs, outputs, run_id, parent=None,
+                     inputs_after=None, warned=(), not_run=""):
+        """After op ``name`` ran (``not_run``: why it did not, its value being reused);
+        ``inputs`` as it was given them, ``inputs_after`` as it left them (when not the
+        same objects); ``warned``: diagnostics about it filed elsewhere."""
+        bps = [b for b in self.breakpoints if b.pauses_after and not b.on_error
+               and (b.on_warning or not not_run)]
         if not bps:
             return None
-        warned = self._warned().pop(name, None) if self._warning_sub is not None else None
-        bps = [b for b in bps if not b.on_warning or warned is not None]
+        if self._warning_sub is not None:
+            warned = tuple(warned) + self._inbox.take(name, _source(op))
+        bps = [b for b in bps if not b.on_warning or warned]
         if not bps:
             return None
         pause = Pause(op, name, typ, "after", inputs, outputs, source=_source(op), run_id=run_id,
-                      thread=threading.get_ident(), parent=parent, warning=warned)
+                      thread=threading.get_ident(), parent=parent,
+                      warning=warned[0] if warned else None, warnings=tuple(warned),
+                      not_run=not_run)
         bp = self._matching(bps, name, typ, pause)
         if bp is None:
             return None
-        pause.breakpoint = bp
+        pause.breakpoint = bp   # the rest only a frontend reads: made when it pauses
+        pause.inputs_after = _changed(inputs, inputs_after)
+        pause.wrapped = _wraps(op)
+        pause.replayable = _replayable(op)
         return self._pause(pause)
 
-    def _check_error(self, op, name, typ, inputs, error, run_id):
+    def _check_error(self, op, name, typ, inputs, error, run_id, inputs_after=None):
         bps = [b for b in self.breakpoints if b.on_error]
         pause = Pause(op, name, typ, "error", inputs, error=error, source=_source(op),
-                      run_id=run_id, thread=threading.get_ident(), wrapped=_wraps(op))
+                      run_id=run_id, thread=threading.get_ident(), wrapped=_wraps(op),
+                      inputs_after=_changed(inputs, inputs_after))
         bp = self._matching(bps, name, typ, pause)
         if bp is None and not self.stepping:
             return None
@@ -329,6 +355,10 @@ class Debugger:
             self._warn(pause.op_name, pause.op_type, f"unknown pause action {action!r}; "
                        f"expected one of {ACTIONS}; continuing", "frontend")
             action = "continue"
+        if action == "step_into" and pause.when != "before":
+            if pause.replayable:
+                self._replay(pause)   # may raise PdbQuit: the user quit pdb
+            action = "continue"
         if action == "step_into" and not pause.wrapped:
             action = "step"
         if action == "post_mortem" and pause.error is None:
@@ -341,6 +371,27 @@ class Debugger:
             err.pfd_aborted_at = pause.op_name   # the CLI prints one line, not a traceback
             raise err
         return action
+
+    def _replay(self, pause) -> None:
+        """``s`` after an op ran: its function again, under pdb, on the inputs it was given
+        (copies); the run keeps the result it had."""
+        op, name = pause.op, pause.op_name
+        note = (f"pyfunc-debug: op '{name}' already ran"
+                + (f" (in fact it did not: {pause.not_run})" if pause.not_run else "")
+                + ": this calls its function again on the inputs it was given; what it returns "
+                "now is not used, and its side effects happen again")
+        kernel = op.op_def.extra["step_into"](
+            op, lambda f, a: self.pdb.step_into(f, a, op_name=name, note=note))
+        args = [v.copy() if isinstance(v, np.ndarray) else v for v in pause.inputs]
+        with self._pause_lock:   # one pdb session at a time
+            try:
+                kernel(_ReplayContext(pause.run_id), *args) if op.op_def.needs_ctx \
+                    else kernel(*args)
+            except CancelledError:
+                raise
+            except Exception as e:   # the run already has its result
+                self._warn(name, pause.op_type, f"calling op '{name}' again under pdb raised "
+                           f"{type(e).__name__}: {e}", "replay", pause.run_id)
 
     def _warn(self, op_name, op_type, message, kind, run_id=None, inputs=(), source="",
               hint="") -> None:
@@ -368,20 +419,32 @@ class Debugger:
 _MODIFY_HINT = "wrapped functions must not modify their inputs: copy first (x = x.copy())"
 
 
-def _prefilters(bps):
-    """(before, after) tests of breakpoints that all have one, or None when one of them
-    must be checked in full (disabled ones count: they may be enabled mid-run)."""
-    before, after = [], []
-    for b in bps:
-        c = b.condition
-        if c is None or c.test is None or b.on_error or b.on_warning:
-            return None
-        (after if b.pauses_after else before).append(c.test)
-    return tuple(before), tuple(after)
-
-
 def _source(op) -> str:
     return "" if op is None else str(op.source)
+
+
+def _changed(given, after):
+    """``after`` when some array in it differs from the one given (else None)."""
+    if after is None or after is given:
+        return None
+    for g, a in zip(given, after):
+        if g is not a and isinstance(a, np.ndarray) and not np.array_equal(
+                g, a, equal_nan=a.dtype.kind in "fc"):
+            return list(after)
+    return None
+
+
+def _replayable(op) -> bool:
+    """A graph op whose function the debugger can call again (not a framework's op)."""
+    return _wraps(op) and not getattr(op, "external", False)
+
+
+class _ReplayContext:
+    """What a py_function kernel needs of a run, for a call made again under pdb."""
+
+    def __init__(self, run_id):
+        self.run_id, self.kind, self.name = run_id, "replay", ""
+        self.tapes, self.resources, self.summaries = {}, {}, None
 
 
 def _wraps(op) -> bool:

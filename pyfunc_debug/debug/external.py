@@ -19,9 +19,11 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+import numpy as np
+
 from .attachment import attached
 
-__all__ = ["ExternalOp", "watching", "starting", "finished", "failed", "invoke"]
+__all__ = ["ExternalOp", "watching", "starting", "given", "finished", "failed", "invoke"]
 
 
 @dataclass(frozen=True)
@@ -62,10 +64,22 @@ def starting(op: ExternalOp, inputs: list, run_id=None, dbgs=None):
     return stepper
 
 
-def finished(op: ExternalOp, inputs: list, outputs: list, run_id=None, dbgs=None) -> None:
-    """After ``op`` returned ``outputs``: breakpoints whose condition reads outputs."""
+def given(op: ExternalOp, inputs: list, dbgs=None) -> list:
+    """``inputs`` as a pause after ``op`` or at its error must show them: the function may
+    write into the arrays it gets, so when such a pause may come they are copied (call
+    this before the function runs), else they are ``inputs`` themselves."""
+    if not any(d.keeps_inputs(op.name, op.type) for d in (attached() if dbgs is None else dbgs)):
+        return inputs
+    return [a.copy() if isinstance(a, np.ndarray) else a for a in inputs]
+
+
+def finished(op: ExternalOp, inputs: list, outputs: list, run_id=None, dbgs=None,
+             inputs_after=None) -> None:
+    """After ``op`` returned ``outputs``: breakpoints whose condition reads outputs, and
+    diagnostics. ``inputs`` as it was given them (``given``), ``inputs_after`` as it
+    left them."""
     for d in attached() if dbgs is None else dbgs:
-        d._check_after(op, op.name, op.type, inputs, outputs, run_id)
+        d._check_after(op, op.name, op.type, inputs, outputs, run_id, inputs_after=inputs_after)
 
 
 def failed(op: ExternalOp, inputs: list, error: BaseException, run_id=None, dbgs=None,
@@ -78,8 +92,8 @@ def failed(op: ExternalOp, inputs: list, error: BaseException, run_id=None, dbgs
             with d.serialized:
                 if post_mortem is not None:
                     post_mortem(d)
-                else:
-                    d.pdb.post_mortem(error)
+                else:   # quitting pdb aborts the run
+                    d.pdb.post_mortem(error, op_name=op.name, aborts=True)
 
 
 def invoke(stepper, op: ExternalOp, func, args):

@@ -1,32 +1,106 @@
-"""Steps matched only by breakpoints whose condition has a pre-filter.
+"""Steps run on the plain loop with their kernel wrapped (see ``watch``).
 
-Such a step runs on the plain loop with its kernel wrapped: the wrapper puts
+A step matched only by breakpoints whose condition has a pre-filter runs on
+the plain loop with its kernel wrapped: the wrapper puts
 the inputs or outputs through the conditions' ``test`` (see ``conditions``)
 and only on a "maybe" leaves the loop (``_Maybe``, which the loop lets pass
 like an interrupt): before the op, the step is handed back to be attended;
 after it, the debugger checks its after-breakpoints on the values as they are.
 A condition that never holds thus costs a comparison per op, not a pause.
 (Observed runs take a generic loop here; their events cost more anyway.)
+A py_func/numpy_function may write into the arrays it is given: with a test
+after it, its array inputs are copied first, so the condition and the pause
+see them as they were when it started.
+
+Python ops an ``on_error`` breakpoint matches ("kept"): when one fails, its
+kernel leaves on the error its inputs as given and the wrapped function's
+frame (a one-shot profile hook: 2-3 µs a call), so the pause and
+a post-mortem after the function returned (a dtype error) show the truth.
 """
 from __future__ import annotations
 
+import sys
+
+import numpy as np
+
 from ..runtime.loop import run_steps
 from ..runtime.observed import main_items, run_steps_observed, step_info
+from .pdb_bridge import keeping_frame
 
-__all__ = ["compile_filtered", "run_filtered"]
+__all__ = ["compile_filtered", "run_filtered", "code_of", "keeping"]
 
 
 class _Maybe(BaseException):
     """A pre-filter said "maybe": not an error, so the plain loop does not annotate it."""
 
-    def __init__(self, index, args, result=None, before=False):
+    def __init__(self, index, args, result=None, before=False, left=None):
         super().__init__()
         self.index, self.args_, self.result, self.before = index, args, result, before
+        self.left = left   # the inputs as the op left them (``args_``: as it was given them)
 
 
-def _checked(kernel, i, mode, needs_ctx, single, before, after):
+_ndarray = np.ndarray
+
+
+def _kept(args) -> tuple:
+    if len(args) == 1:   # the common case, without the generic comprehension
+        a = args[0]
+        return (a.copy(),) if a.__class__ is _ndarray else args
+    return tuple([a.copy() if a.__class__ is _ndarray else a for a in args])
+
+
+def code_of(op):
+    """The code object of the Python function an op wraps (None for a C function)."""
+    func = getattr(op.attrs.get("callback"), "func", None)
+    code = getattr(func, "__code__", None)
+    return code if code is not None else getattr(getattr(func, "__call__", None), "__code__", None)
+
+
+def keeping(kernel, op, needs_ctx: bool, copies: bool):
+    """``kernel`` of a Python op that, when it fails, leaves on the error ``_pfd_inputs``
+    (as given: copied first when ``copies``), ``_pfd_inputs_after`` and ``_pfd_frame``."""
+    code = code_of(op)
+    setprofile, getprofile = sys.setprofile, sys.getprofile
+
+    def kept(*args):
+        values = args[1:] if needs_ctx else args
+        given = _kept(values) if copies else values
+        box: list = []
+        hook = keeping_frame(code, box)
+        if hook is not None:
+            setprofile(hook)
+        try:
+            return kernel(*args)
+        except Exception as e:
+            e._pfd_inputs, e._pfd_inputs_after = list(given), list(values)
+            e._pfd_frame = box[0] if box else None
+            raise
+        finally:
+            if hook is not None and getprofile() is hook:
+                setprofile(None)   # the function was never entered (a C function)
+    return kept
+
+
+def _copying(kernel, i, needs_ctx, single, after):
+    """A wrapped function's kernel with tests after it: its array inputs copied first."""
+    def checked(*args):
+        values = args[1:] if needs_ctx else args
+        given = _kept(values)
+        r = kernel(*args)
+        results = (r,) if single else (tuple(r) if r is not None else ())
+        for test in after:
+            if test(results):
+                raise _Maybe(i, given, r, left=values)
+        return r
+    return checked
+
+
+def _checked(kernel, i, mode, needs_ctx, single, before, after, copies=False):
     """``kernel`` with the pre-filters around it (same call signature)."""
-    if single and not needs_ctx and not before and len(after) == 1 and hasattr(after[0], "one"):
+    if copies and after and not before:
+        return _copying(kernel, i, needs_ctx, single, after)
+    if single and not needs_ctx and not before and len(after) == 1 and hasattr(after[0], "one") \
+            and not copies:
         one = after[0].one
         if mode == 1:
             def checked_after1(a):  # the commonest: one input, one output, one test after
@@ -62,25 +136,31 @@ def _checked(kernel, i, mode, needs_ctx, single, before, after):
         for test in before:
             if test(values):
                 raise _Maybe(i, values, before=True)
+        given = _kept(values) if copies and after else values
         r = kernel(*args)
         if after:
             results = (r,) if single else (tuple(r) if r is not None else ())
             for test in after:
                 if test(results):
-                    raise _Maybe(i, values, r)
+                    raise _Maybe(i, given, r, left=values)
         return r
     return checked
 
 
 def compile_filtered(plan, tests: dict) -> tuple:
-    """Per step: None (no pre-filter) or its fast step tuple plus (before, after) tests;
-    and the fast steps with the pre-filtered kernels wrapped."""
+    """Per step: None (not wrapped) or its fast step tuple (its kernel kept, see
+    ``keeping``) plus (before, after) tests; and the fast steps with the kernels wrapped.
+    ``tests``: step index -> (before, after, keep)."""
     records = [None] * len(plan.steps)
     fast = list(plan.fast_steps)
-    for i, (before, after) in tests.items():
+    for i, (before, after, keep) in tests.items():
         step = plan.fast_steps[i]
+        copies = bool(step[7].op_def.extra.get("hands_out_arrays"))
+        if keep:
+            step = (keeping(step[0], step[7], step[5], copies),) + step[1:]
         records[i] = step + (before, after)
-        fast[i] = (_checked(step[0], i, step[3], step[5], step[4], before, after),) + step[1:]
+        fast[i] = step if not (before or after) else \
+            (_checked(step[0], i, step[3], step[5], step[4], before, after, copies),) + step[1:]
     return records, fast
 
 
@@ -100,23 +180,25 @@ def run_filtered(plan, lo, hi, vals, ctx, compiled, dbgs, observed) -> tuple:
     i = lo
     while i < hi:
         rec = records[i]
-        if rec is None:  # an unfiltered stretch: one call of the loop
+        if rec is None or not (rec[8] or rec[9]):   # no tests: a stretch, one call of the loop
             j = i + 1
-            while j < hi and records[j] is None:
+            while j < hi and (records[j] is None or not (records[j][8] or records[j][9])):
                 j += 1
-            run_steps_observed(main_items(plan, range(i, j)), vals, ctx)
+            run_steps_observed(main_items(plan, range(i, j), steps=fast), vals, ctx)
             i = j
             continue
         _, _, _, _, _, _, drop, op, before, after = rec
         args = [vals[s] for s in info[i][4]]
         if any(test(args) for test in before):
             return i, True
-        run_steps_observed(main_items(plan, (i,), frees=False), vals, ctx)
+        given = list(_kept(args)) if after and op.op_def.extra.get("hands_out_arrays") else args
+        run_steps_observed([(rec[:6] + ((), op), info[i])], vals, ctx)   # its kernel, kept
         results = [vals[s] for s in info[i][5]]
         asked = any(test(results) for test in after)
         if asked:
             for d in dbgs:
-                d._check_after(op, op.name, op.type, args, results, ctx.run_id)
+                d._check_after(op, op.name, op.type, given, results, ctx.run_id,
+                               inputs_after=args)
         for s in drop:  # the step's last uses, dropped as the loop would
             vals[s] = None
         i += 1
@@ -139,5 +221,6 @@ def _after_maybe(plan, m, vals, ctx, dbgs) -> tuple:
     for s in drop:
         vals[s] = None
     for d in dbgs:
-        d._check_after(op, op.name, op.type, list(m.args_), list(results), ctx.run_id)
+        d._check_after(op, op.name, op.type, list(m.args_), list(results), ctx.run_id,
+                       inputs_after=None if m.left is None else list(m.left))
     return i + 1, False

@@ -61,6 +61,12 @@ class Link:
 
     remote = False
 
+    @property
+    def quit_in_pdb(self) -> str | None:
+        """The op whose pdb session the user quit (``q``, Ctrl+D), else None. That run was
+        aborted; the frontend leaves as for its own ``q`` (one ``q`` quits, pdb included)."""
+        return None
+
     def start(self, on_event=None, on_pause=None, capture: str = "summary",
               capture_bytes: int = 0) -> None:
         """Begin delivering; ``capture`` is the value detail events carry (local links)."""
@@ -158,6 +164,10 @@ class LocalLink(Link):
         self._sub = None
         self._active = False
         self._pdb_thread = None
+
+    @property
+    def quit_in_pdb(self) -> str | None:
+        return self.debugger.pdb.quit_in
 
     # -- delivery ----------------------------------------------------------------------
     def start(self, on_event=None, on_pause=None, capture: str = "summary",

@@ -2,10 +2,14 @@
 
 ``PdbRunner`` is the one way in: ``step_into(func, args)`` stops at the first
 line of ``func`` with its real arguments; ``post_mortem(exc)`` opens the
-raising frame; ``set_trace(frame)`` serves ``breakpoint()`` while a debugger is
-attached. Pitfalls handled here (see reference/textual_pdb_notes.md):
-``Pdb.runcall`` swallows ``BdbQuit`` (we drive the trace ourselves and turn
-quitting into an abort); ``use_global_pdb`` is a constructor keyword of
+user's frame that raised, or, for a fault found after the function returned (a
+dtype error), that function's frame (``keeping_frame`` kept it), where what it
+returned is ``__return__`` (pdb's ``retval`` prints it); ``set_trace(frame)``
+serves ``breakpoint()`` while a debugger is attached. Quitting pdb (``q``,
+Ctrl+D) aborts the run: ``PdbQuit``.
+
+Pitfalls handled here (see reference/textual_pdb_notes.md): ``Pdb.runcall``
+swallows ``BdbQuit`` (we drive the trace ourselves and turn quitting into an abort); ``use_global_pdb`` is a constructor keyword of
 pdbpp's metaclass; passing ``stdout=`` turns off line editing
 (``use_rawinput`` is restored for the real terminal); ``~/.pdbrc`` commands are
 not read (``readrc=False``), so a user's rc file cannot drive the session.
@@ -13,13 +17,15 @@ not read (``readrc=False``), so a user's rc file cannot drive the session.
 from __future__ import annotations
 
 import bdb
+import os
 import sys
+import sysconfig
 import threading
 
 from ..errors import CancelledError
 from .pdb_choice import is_pdbpp, pdb_class, take_note
 
-__all__ = ["PdbRunner", "PdbQuit", "make_pdb"]
+__all__ = ["PdbRunner", "PdbQuit", "make_pdb", "keeping_frame", "NOTHING"]
 
 
 # Our machinery, never shown while stepping (the demo's functions in pyfunc_debug.demo are).
@@ -33,6 +39,57 @@ SKIP = ["pyfunc_debug.runtime.*", "pyfunc_debug.debug.*", "pyfunc_debug.ops.*",
 
 class PdbQuit(CancelledError):
     """The user quit pdb: the run is aborted."""
+
+
+NOTHING = object()   # post_mortem(returned=...): no returned value to show
+
+
+def _quit(op_name: str, where: str) -> PdbQuit:
+    err = PdbQuit(None, None, f"the run was aborted from pdb (quit) in op '{op_name}'{where}")
+    err.pfd_aborted_at = op_name
+    return err
+
+
+def keeping_frame(code, box: list):
+    """A one-shot profile hook: puts the frame of the first call of ``code`` in ``box``
+    and removes itself (it sees only the calls up to that one). ``None`` when another
+    profiler is installed, which is left alone."""
+    if code is None or sys.getprofile() is not None:
+        return None
+    _wanted.code, _wanted.box = code, box
+    return _keep_frame
+
+
+_wanted = threading.local()   # what ``_keep_frame`` waits for on this thread
+
+
+def _keep_frame(frame, event, arg):
+    if event == "call" and frame.f_code is _wanted.code:
+        _wanted.box.append(frame)
+        sys.setprofile(None)
+
+
+_OURS = os.path.dirname(os.path.dirname(os.path.abspath(__file__))) + os.sep
+_STDLIB = sysconfig.get_path("stdlib") + os.sep
+_USER_LIKE = ("pyfunc_debug.demo", "pyfunc_debug.examples")   # ours, written as users write
+_INSTALLED = (os.sep + "site-packages" + os.sep, os.sep + "dist-packages" + os.sep)
+
+
+def _user_frame(tb):
+    """The innermost frame of ``tb`` in the user's code (not ours, nor an installed
+    library's such as numpy, nor the standard library's), else None."""
+    found = None
+    while tb is not None:
+        f = tb.tb_frame
+        name = f.f_code.co_filename
+        module = f.f_globals.get("__name__", "")
+        ours = name.startswith(_OURS) and not module.startswith(_USER_LIKE)
+        library = name.startswith((_STDLIB, "<frozen")) or \
+            any(part in name for part in _INSTALLED)
+        if not (ours or library):
+            found = f
+        tb = tb.tb_next
+    return found
 
 
 def _call_wrapped(func, *args):
@@ -49,6 +106,7 @@ class _Stepper:
     """
 
     _target_code = None
+    _start_frame = None   # post-mortem: the frame to open at (not the innermost)
     _session_cm = None
     _entered = None
     _streams = None   # (stdin, stdout) to talk on, re-applied when a session starts
@@ -63,6 +121,15 @@ class _Stepper:
                 self.stdin = self._streams[0] or sys.stdin
                 self.stdout = self._streams[1] or sys.stdout
         return super().interaction(frame, traceback)
+
+    def setup(self, f, tb):
+        ret = super().setup(f, tb)
+        start = self._start_frame
+        for i, (frame, _) in enumerate(self.stack if start is not None else ()):
+            if frame is start:
+                self.curindex, self.curframe = i, frame
+                self.curframe_locals = frame.f_locals
+        return ret
 
     def _leave_session(self):
         entered, self._entered = self._entered, None
@@ -155,6 +222,7 @@ class PdbRunner:
         self.stdin = stdin
         self.stdout = stdout
         self.around = around
+        self.quit_in: str | None = None   # the op whose pdb session the user quit, if any
         self._active = threading.local()
         self._installed = threading.local()
 
@@ -186,17 +254,19 @@ class PdbRunner:
         import contextlib
         return self.around() if self.around is not None else contextlib.nullcontext()
 
-    def step_into(self, func, args, op_name: str = "", target=None):
+    def step_into(self, func, args, op_name: str = "", target=None, note: str = ""):
         """Call ``func(*args)`` under pdb, stopping at its first line; returns its result.
 
         ``target`` (a code object) stops there instead, when ``func`` only leads to the
         user's function (a framework's flattening wrapper). Whatever tracer was installed
-        before (a coverage tool's) is back afterwards.
+        before (a coverage tool's) is back afterwards. ``note`` is said first.
         """
         target = target or getattr(func, "__code__", None)
         saved, saved_threads = sys.gettrace(), threading.gettrace()
         with self._context():
             p = make_pdb(self.stdin, self.stdout)
+            if note:
+                print(note, file=p.stdout)
             p._target_code = target if target is not None else _call_wrapped.__code__
             self._active.pdb = p
             p.reset()
@@ -204,10 +274,8 @@ class PdbRunner:
             try:
                 return _call_wrapped(func, *args)
             except bdb.BdbQuit:
-                err = PdbQuit(None, None, f"the run was aborted from pdb (quit) in op "
-                                          f"'{op_name}'")
-                err.pfd_aborted_at = op_name
-                raise err from None
+                self.quit_in = op_name
+                raise _quit(op_name, "") from None
             finally:
                 sys.settrace(saved)
                 threading.settrace(saved_threads)
@@ -215,20 +283,38 @@ class PdbRunner:
                 self._active.pdb = None
                 self._reinstall()
 
-    def post_mortem(self, exc: BaseException) -> None:
-        """pdb at the frame that raised ``exc`` (the user's code, not ours)."""
+    def post_mortem(self, exc: BaseException, frame=None, returned=NOTHING, op_name: str = "",
+                    aborts: bool = False) -> None:
+        """pdb where ``exc`` came from: the user's innermost frame that raised it, or
+        ``frame`` (a wrapped function that returned a wrong value: what it returned is
+        ``__return__`` there). ``aborts``: quitting pdb raises ``PdbQuit`` (the run is
+        aborted), else the error goes on as it was."""
         tb = exc.__traceback__
-        if tb is None:
+        if tb is None and frame is None:
             return
         with self._context():
             p = make_pdb(self.stdin, self.stdout)
             p.reset()
+            if frame is not None:
+                if returned is not NOTHING:
+                    frame.f_locals["__return__"] = returned
+                print(f"pyfunc-debug: op '{op_name}' failed after {frame.f_code.co_name}() "
+                      "returned: here is its frame"
+                      + (", what it returned is __return__ (retval prints it)"
+                         if returned is not NOTHING else ""), file=p.stdout)
+            else:
+                p._start_frame = _user_frame(tb)
             try:
-                p.interaction(None, tb)
+                p.interaction(frame, None if frame is not None else tb)
+                quitted = p.quitting
             except bdb.BdbQuit:
-                pass
+                quitted = True
             finally:
+                p.quitting = True
                 self._reinstall()
+        if quitted and aborts:
+            self.quit_in = op_name
+            raise _quit(op_name, " (post-mortem)") from exc
 
     def set_trace(self, frame) -> None:
         """``breakpoint()`` inside a wrapped function: the same session if one is open.

@@ -15,6 +15,9 @@ and the console alike:
 
 The gradient blocked by a ``numpy_function`` is reported by ``autodiff`` when
 the gradient is built; an input modified in place by ``modified.py``.
+
+``KINDS`` lists every kind and when it is raised, which is where
+``break_on(on_warning=True)`` can pause for it (see ``debug.debugger``).
 """
 from __future__ import annotations
 
@@ -23,7 +26,25 @@ import time
 
 from .. import events as ev
 
-__all__ = ["note_run", "after_op", "WATCHED_TYPES", "HINTS", "warn"]
+__all__ = ["note_run", "after_op", "WATCHED_TYPES", "HINTS", "warn", "KINDS", "reports_reuse"]
+
+# kind -> when it is raised, on which thread:
+#   "ran"       right after the op it names ran, on that op's thread
+#   "run_start" at a run's start, on its thread, about an op of the run (it runs in the
+#               run's constant folding, or not at all: its value is reused or shared)
+#   "built"     when a graph is built, before the op it names runs (any thread)
+#   "eager"     after an eager call (no graph op): inside a py_function body, while that
+#               op runs; outside any run, it is about a call that already returned
+KINDS = {
+    "non_finite": "ran",
+    "shape_change": "ran",
+    "input_modified": "ran",          # modified.py
+    "mutation": "ran",                # Debugger(guard_mutation=True)
+    "folded": "run_start",
+    "deduplicated": "run_start",
+    "blocked_gradient": "built",      # autodiff, when the gradient is built
+    "tout_mismatch": "eager",         # ops/script_ops.py, an eager numpy_function
+}
 
 WATCHED_TYPES = frozenset({"PyFunc", "PyFuncStateless", "EagerPyFunc"})
 _STATELESS = "PyFuncStateless"
@@ -49,6 +70,11 @@ def warn(run_id, op, op_type, kind, message, source="", parent=None) -> None:
         ev._bus.emit(ev.Warning(ev.next_seq(), run_id, time.perf_counter_ns(),
                                 threading.get_ident(), op, op_type, parent, message, kind, (),
                                 source, HINTS.get(kind, "")))
+
+
+def reports_reuse(op) -> bool:
+    """Whether ``note_run`` reports this op when it is folded or de-duplicated."""
+    return op.type == _STATELESS
 
 
 def note_run(plan, run_id) -> None:

@@ -52,8 +52,11 @@ class PlanItems(zip):
     which an op-record sink names at once instead of checking op by op."""
 
 
-def main_items(plan, indices, frees=True):
-    steps = plan.fast_steps if frees else plan.parallel_steps
+def main_items(plan, indices, frees=True, steps=None):
+    """(step tuple, info) items of the plan's steps ``indices``; ``steps``: the plan's step
+    tuples with some kernels wrapped (a debugger's), instead of its own."""
+    if steps is None:
+        steps = plan.fast_steps if frees else plan.parallel_steps
     info = step_info(plan)
     if type(indices) is range and indices.step == 1:
         items = PlanItems(steps[indices.start:indices.stop], info[indices.start:indices.stop])
