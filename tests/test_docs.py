@@ -451,7 +451,7 @@ def test_every_page_is_in_the_nav():
 
 
 def test_mkdocs_build_strict(tmp_path):
-    if find_spec("mkdocs") is None or find_spec("mkdocstrings") is None:
+    if any(find_spec(m) is None for m in ("mkdocs", "material", "mkdocstrings")):
         pytest.skip("needs the docs extra (mkdocs, mkdocs-material, mkdocstrings)")
     site = tmp_path / "site"
     env = dict(_environment(), NO_MKDOCS_2_WARNING="1")
