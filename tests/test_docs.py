@@ -361,17 +361,19 @@ class Pages:
     """Runs pages at the same time, each page's blocks in order: most of a block's time is
     spent waiting (interpreter start-up, a UI being drawn, a cluster starting).
 
-    Without xdist every selected page starts at the first test, the slowest first; under
+    Without xdist every selected page is queued at the first test, the slowest first; under
     xdist a worker starts a page when it gets one of its blocks (others may never come to
     it)."""
 
     WORKERS = 4
-    SLOW_FIRST = ("frameworks.md", "dask.md", "pytest.md", "attach.md")
+    FIRST = ("frameworks.md", "pytest.md", "attach.md")   # the longest pages
+    LAST = ("dask.md",)   # its workers' heartbeats suffer beside TensorFlow's start-up
 
     def __init__(self, prefetch: set):
         self.pool = ThreadPoolExecutor(self.WORKERS, thread_name_prefix="docs-page")
         self.runs, self.futures, self.lock = {}, {}, threading.Lock()
-        for page in sorted(prefetch, key=lambda p: (p.name not in self.SLOW_FIRST, p)):
+        for page in sorted(prefetch, key=lambda p: (p.name in self.LAST, p.name not in self.FIRST,
+                                                    p)):
             self._submit(page)
 
     def _submit(self, page: Path):
