@@ -16,6 +16,7 @@ each op does: ``--size 1`` (almost none) is the worst case.
 from __future__ import annotations
 
 import argparse
+import functools
 import statistics
 import subprocess
 import sys
@@ -80,15 +81,17 @@ def blocks(sess, y, feed, server, pairs: int, capture: str, size: int = 10) -> l
     drained, so it does not pay for the attached block's last events: the
     attached block pays its own sending, as a process streaming all along does.
     """
-    link = server.link
+    link, client = server.link, server._client
+    stream = client.stream                  # the attached client's own stream
     ratios = []
     for _ in range(pairs):
         attached = statistics.median(timed_runs(sess, y, feed, size + 1)[1:])
         link.stop()
-        while server._events:
+        while stream.queue:
             time.sleep(0.001)
         alone = statistics.median(timed_runs(sess, y, feed, size + 1)[1:])
-        link.start(server._on_event, server._on_pause, capture=capture, records=server._records)
+        link.start(stream.on_event, functools.partial(server._on_pause, client),
+                   capture=capture, records=stream.sink)
         ratios.append(attached / alone)
     return ratios
 

@@ -323,8 +323,8 @@ def test_target_killed_client_reports_it_and_exits_nonzero(tmp_path):
 
 def test_a_client_that_cannot_keep_up_is_told_how_many_events_it_missed(server, monkeypatch):
     import json
-    import pyfunc_debug.remote.server as server_module
-    monkeypatch.setattr(server_module, "QUEUE_LIMIT", 3)
+    import pyfunc_debug.remote.outbox as outbox
+    monkeypatch.setattr(outbox, "QUEUE_LIMIT", 3)
     for i in range(10):                    # the executing thread never waits for the client
         server._on_event(ev.OpStart(i, 1, 0, 1, f"op{i}", "PyFunc"))
 

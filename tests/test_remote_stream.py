@@ -252,26 +252,29 @@ def test_the_channel_carries_the_records_blob(tmp_path):
 
 
 def test_a_lagging_client_switches_the_target_to_bounded_events(monkeypatch):
+    import pyfunc_debug.remote.outbox as outbox
     import pyfunc_debug.remote.server as server_module
     from pyfunc_debug.runtime.records import BOTH, RECORD
-    monkeypatch.setattr(server_module, "QUEUE_LIMIT", 500)
+    monkeypatch.setattr(outbox, "QUEUE_LIMIT", 500)
     monkeypatch.setattr(server_module, "BATCH", 2)
     srv = Server("127.0.0.1", 0, "tok", LocalLink())
     try:
-        srv.link.start(srv._on_event, None, capture="none", records=srv._records)
-        assert ev._bus.records is srv._records
+        stream = srv._stream
+        srv.link.start(srv._on_event, None, capture="none", records=stream.sink)
+        assert ev._bus.records is stream.sink
         record = RECORD.pack(BOTH, 1, 1, 1, 1, 1, 2, 2)
-        for _ in range(10):                       # 10 batches of 100 ops wait for the client
-            srv._events.append([record] * 100)
+        for _ in range(10):                       # 10 batches of 100 ops for a lagging client
+            stream.queue.append([record] * 100)
+        assert stream.queue.ops == 500 and len(stream.queue) == 5   # the rest: dropped
 
         class Sink:
             def send_raw(self, line):
                 pass
-        srv._flush(Sink())                        # 2 sent, 800 ops still queued
+        srv._flush(Sink())                        # 2 sent; the queue was full
         assert ev._bus.records is None            # ops now come as events, under the limit
-        srv._events.clear()
+        stream.queue.clear()
         srv._flush(Sink())
-        assert ev._bus.records is srv._records    # caught up: records again
+        assert ev._bus.records is stream.sink     # caught up: records again
     finally:
         srv.link.stop()
         srv.close()

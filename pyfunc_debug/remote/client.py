@@ -6,6 +6,12 @@ thread (a frontend may block there and still fetch values); replies wake the
 request waiting for them; pdb output goes to the terminal. ``wait()`` returns
 how the connection ended: the target said goodbye, the client detached, or
 the target went away (killed): a non-zero status.
+
+The target is not trusted: a malformed, oversized or impostor message
+(anything a decode can raise, a line over ``wire.MAX_LINE``, blobs over
+``wire.MAX_BLOB`` in one message, read as they arrive) ends the link with one
+line and status 2 (``ProtocolError`` during the handshake, an ``Outcome``
+after); ``wait()`` returns once the reader has ended, however it ended.
 """
 from __future__ import annotations
 
@@ -13,6 +19,7 @@ import itertools
 import queue
 import socket
 import threading
+import time
 
 from ..debug.frontend import BreakpointInfo, Link
 from ..script import Outcome
@@ -20,15 +27,33 @@ from .address import parse_address
 from .event_stream import Decoder
 from .protocol import PauseView, breakpoints_from
 from .relay import TerminalRelay
-from .wire import VERSION, Channel, ChannelClosed, from_npy
+from .wire import VERSION, Channel, ChannelClosed, WireError, decoding, from_npy
 
-__all__ = ["RemoteLink", "AttachError"]
+__all__ = ["RemoteLink", "AttachError", "ProtocolError"]
 
 REPLY_TIMEOUT = 30.0
+WELCOME_LINE = 1 << 20   # the welcome: pid, title, the breakpoint list
 
 
 class AttachError(ConnectionError):
-    """Attaching failed: nothing listens there, or the target refused (wrong token, busy)."""
+    """Attaching failed: nothing listens there, or the target refused (wrong token, busy).
+    ``status`` is the exit status a command line should end with."""
+
+    status = 1
+
+
+class ProtocolError(AttachError):
+    """What answered is not a pyfunc-debug target speaking our protocol: a malformed,
+    oversized or unexpected message (status 2)."""
+
+    status = 2
+
+
+def _clean(text, limit: int = 200) -> str:
+    """Text from the target, safe to print on one line (no control characters)."""
+    text = str(text)
+    return "".join(c if c.isprintable() else "?" for c in text[:limit]) \
+        + ("..." if len(text) > limit else "")
 
 
 class RemoteLink(Link):
@@ -45,6 +70,7 @@ class RemoteLink(Link):
                  capture: str = "none"):
         self.address = address
         host, port = parse_address(address)
+        deadline = time.monotonic() + timeout
         try:
             sock = socket.create_connection((host, port), timeout=timeout)
         except OSError as e:
@@ -53,19 +79,20 @@ class RemoteLink(Link):
         try:
             self._ch.send({"t": "attach", "version": VERSION, "token": token,
                            "capture": capture})
-            msg, _ = self._ch.receive()
+            msg, _ = self._ch.receive(WELCOME_LINE, deadline=deadline, max_blob=0)
+            self._welcome(msg, f"{host}:{port}")
+        except AttachError:
+            self._ch.close()
+            raise
+        except WireError as e:
+            self._ch.close()
+            raise ProtocolError(f"{host}:{port} sent a malformed answer ({_clean(e)}); "
+                                "is it a pyfunc-debug target?") from None
         except (ChannelClosed, OSError) as e:
             self._ch.close()
             raise AttachError(f"{host}:{port} closed the connection during the handshake "
-                              f"({e}); is it a pyfunc-debug target?") from None
-        if msg.get("t") != "welcome":
-            self._ch.close()
-            raise AttachError(f"{host}:{port} refused the attach: "
-                              f"{msg.get('reason', 'no reason given')}")
+                              f"({_clean(e)}); is it a pyfunc-debug target?") from None
         sock.settimeout(None)
-        self.pid = msg.get("pid")
-        self.program = str(msg.get("program") or "")
-        self._breakpoints = breakpoints_from(msg.get("list", []))
         self._req = itertools.count(1)
         self._decoder = Decoder()
         self._pending: dict = {}
@@ -80,6 +107,21 @@ class RemoteLink(Link):
         self._outcome: Outcome | None = None
         self._said_bye, self._detached = False, False
         threading.Thread(target=self._read, name="pfd-attach-read", daemon=True).start()
+
+    def _welcome(self, msg: dict, where: str) -> None:
+        if msg["t"] == "refused":
+            raise AttachError(f"{where} refused the attach: "
+                              f"{_clean(msg.get('reason', 'no reason given'))}")
+        if msg["t"] != "welcome":
+            raise WireError(f"expected a welcome message, not {_clean(msg['t'], 40)!r}")
+        with decoding("welcome", "pid"):
+            pid = msg.get("pid")
+            if pid is not None and type(pid) is not int:
+                raise TypeError(f"not an int: {type(pid).__name__}")
+            self.pid = pid
+        with decoding("welcome", "program"):
+            self.program = _clean(msg.get("program") or "")
+        self._breakpoints = breakpoints_from(msg.get("list", []))
 
     # -- the frontend protocol ---------------------------------------------------------------
     def start(self, on_event=None, on_pause=None, capture: str = "summary",
@@ -119,8 +161,13 @@ class RemoteLink(Link):
                 "hit_count": hit_count, "on_warning": on_warning}
         reply, _ = self._request({"t": "break_on", "spec": spec})
         if not reply.get("ok"):
-            raise ValueError(reply.get("error", "the target refused the breakpoint"))
-        info = BreakpointInfo(*reply["bp"])
+            raise ValueError(_clean(reply.get("error", "the target refused the breakpoint")))
+        try:
+            info = breakpoints_from([reply.get("bp")])[0]
+        except WireError as e:   # the link ends (status 2), and the caller hears why
+            self._fail(e)
+            raise ProtocolError(f"{self.address} answered with a malformed breakpoint "
+                                f"({_clean(e)})") from None
         if all(b.id != info.id for b in self._breakpoints):
             self._breakpoints = self._breakpoints + [info]
         return info
@@ -178,21 +225,34 @@ class RemoteLink(Link):
             return None
         if not reply.get("ok") or not blobs:
             return None
-        return from_npy(blobs[0])
+        try:
+            return from_npy(blobs[0], "value")
+        except WireError as e:   # an impostor's array: the link ends, as for any bad message
+            self._fail(e)
+            return None
 
     # -- the reader thread -----------------------------------------------------------------
     def _read(self) -> None:
-        why = "connection closed"
         try:
             while True:
                 msg, blobs = self._ch.receive()
                 self._handle(msg, blobs)
+        except WireError as e:
+            self._fail(e)
         except ChannelClosed as e:
-            why = str(e)
-        except (ValueError, KeyError, TypeError) as e:   # a malformed message
-            why = f"malformed message from the target: {e}"
-            self._ch.close()
-        self._ended(why)
+            self._ended(str(e))
+        except Exception as e:  # noqa: BLE001 - whatever a message caused: end, never hang
+            self._fail(WireError(f"{type(e).__name__}: {e}"))
+
+    def _fail(self, error: Exception) -> None:
+        """The target sent what no pyfunc-debug target sends: end the link (status 2)."""
+        with self._lock:
+            if self._outcome is None:
+                self._outcome = Outcome(2, error, f"pyfunc-debug attach: malformed message from "
+                                        f"{self.address} ({_clean(error)}); is it a "
+                                        "pyfunc-debug target?")
+        self._ch.close()
+        self._ended(str(error))
 
     def _handle(self, msg: dict, blobs: list) -> None:
         kind = msg["t"]
@@ -207,9 +267,12 @@ class RemoteLink(Link):
             self._paused = view
             self._pauses.put(view)
         elif kind == "breakpoints":
-            self._breakpoints = breakpoints_from(msg["list"])
+            self._breakpoints = breakpoints_from(msg.get("list"))
         elif kind == "reply":
-            slot = self._pending.pop(msg.get("req"), None)
+            req = msg.get("req")
+            if type(req) is not int:
+                raise WireError("malformed reply message: field 'req' is not an int")
+            slot = self._pending.pop(req, None)   # None: a reply that came too late
             if slot is not None:
                 slot[1], slot[2] = msg, blobs
                 slot[0].set()
@@ -223,7 +286,10 @@ class RemoteLink(Link):
             self._said_bye = True
             status = msg.get("status")
             self._outcome = Outcome(0, None, "pyfunc-debug attach: the target process ended"
-                                    + (f" (exit status {status})" if status is not None else ""))
+                                    + (f" (exit status {_clean(status, 20)})"
+                                       if status is not None else ""))
+        else:
+            raise WireError(f"unknown message type {_clean(kind, 40)!r}")
 
     def _ended(self, why: str) -> None:
         self.relay.stop()

@@ -27,8 +27,12 @@ import numpy as np
 from .. import events as ev
 from ..runtime.records import BOTH, END, START
 from ..trace.codec import event_from_row, event_to_row, strict_row
+from .wire import WireError, decoding
 
-__all__ = ["Encoder", "Decoder"]
+__all__ = ["Encoder", "Decoder", "MAX_RECORDS"]
+
+MAX_RECORDS = 1 << 20   # op records one message may carry (64 MiB; a target sends far fewer)
+RECORD_BYTES = 64       # runtime.records.RECORD
 
 _RUN_LISTS = (7, 10)   # RunStart row positions of its op names and op types
 EARLY_START_NS = 20_000_000   # an op running this long has its start sent before its end
@@ -129,23 +133,38 @@ class Decoder:
         self._named: dict = {}
 
     def decode(self, msg: dict, blobs=()) -> list:
-        """The events of an ``events`` message, in ``seq`` order."""
+        """The events of an ``events`` message, in ``seq`` order; ``WireError`` naming the
+        field when it is malformed."""
         named = self._named
-        for k, data in msg.get("ops") or ():
-            name, typ, src, producers = data
-            named[k] = (str(name), str(typ), str(src), tuple(producers))
-        for k, data in msg.get("lists") or ():
-            named[k] = data
+        with decoding("events", "ops"):
+            for k, data in msg.get("ops") or ():
+                name, typ, src, producers = data
+                named[k] = (str(name), str(typ), str(src), tuple(map(str, producers)))
+        with decoding("events", "lists"):
+            for k, data in msg.get("lists") or ():
+                named[k] = data
         out = []
-        for row in msg["rows"]:
-            if row and row[0] == "RunStart":
-                for pos in _RUN_LISTS:
-                    if type(row[pos]) is int:
-                        row[pos] = named[row[pos]]
-            out.append(event_from_row(row))
+        with decoding("events", "rows"):
+            for row in msg["rows"]:
+                if row and row[0] == "RunStart":
+                    for pos in _RUN_LISTS:
+                        if type(row[pos]) is int:
+                            row[pos] = named[row[pos]]
+                out.append(event_from_row(row))
         if "recs" not in msg:
             return out
-        table = np.frombuffer(blobs[msg["recs"]], "<i8").reshape(-1, 8).tolist()
+        with decoding("events", "recs"):
+            out += self._records(named, blobs[_index(msg["recs"], len(blobs))])
+        out.sort(key=_seq)
+        return out
+
+    @staticmethod
+    def _records(named: dict, data) -> list:
+        if len(data) % RECORD_BYTES or len(data) > MAX_RECORDS * RECORD_BYTES:
+            raise ValueError(f"{len(data)} bytes of op records (64 each, "
+                             f"{MAX_RECORDS} at most)")
+        table = np.frombuffer(data, "<i8").reshape(-1, 8).tolist()
+        out = []
         OpStart, OpEnd, new, append = ev.OpStart, ev.OpEnd, tuple.__new__, out.append
         get = named.get
         for kind, k, run, thread, s0, t0, s1, t1 in table:
@@ -160,8 +179,13 @@ class Decoder:
                 append(new(OpEnd, (s1, run, t1, thread, name, typ, None, t1 - t0, (), ())))
             else:
                 raise ValueError(f"malformed op record kind {kind}")
-        out.sort(key=_seq)
         return out
+
+
+def _index(i, n: int) -> int:
+    if type(i) is not int or not 0 <= i < n:
+        raise WireError(f"malformed events message: field 'recs': blob {i!r} of {n}")
+    return i
 
 
 def _seq(e) -> int:

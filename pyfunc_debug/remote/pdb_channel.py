@@ -14,11 +14,15 @@ raised here. Messages are ``wire.Channel`` JSON lines: nothing is pickled.
 Target to caller: ``pdb_out`` (text), ``pdb_readline``, ``pdb_end``. Caller to
 target: ``attach`` (version, token), ``pdb_in`` (a line; ``""`` is end of
 input, which quits pdb), ``pdb_interrupt``.
+
+Before the token is checked a connection gets what ``gate.Gate`` gives (4 KiB,
+a fixed number waiting at once, one deadline); ``accept``'s timeout is a total
+deadline, however peers trickle, and a bad handshake of any kind is refused
+without raising into the task or printing anything.
 """
 from __future__ import annotations
 
 import contextlib
-import hmac
 import os
 import queue
 import select
@@ -27,11 +31,12 @@ import sys
 import threading
 import time
 
+from .gate import HANDSHAKE_TIMEOUT, Gate, token_matches
 from .wire import VERSION, Channel, ChannelClosed
 
 __all__ = ["PdbPort", "PdbStreams", "connect", "relay"]
 
-HANDSHAKE_TIMEOUT = 5.0
+CALLER_LINE = 1 << 20   # a line typed into pdb, at most
 CONNECT_TIMEOUT = 5.0
 POLL_S = 0.5   # how often a waiting relay asks whether its peer is still there
 
@@ -46,37 +51,30 @@ class PdbPort:
     def __init__(self, host: str = "127.0.0.1"):
         self._sock = socket.create_server((host, 0), family=_family(host), backlog=4)
         self.address = (host, self._sock.getsockname()[1])
+        self._token = None
+        self.gate = Gate(self._sock, self._check, HANDSHAKE_TIMEOUT)
+
+    def _check(self, msg: dict) -> str | None:
+        if msg["t"] != "attach" or msg.get("version") != VERSION \
+                or self._token is None or not token_matches(msg.get("token"), self._token):
+            return "wrong token"
+        return None
 
     def accept(self, token: str, timeout: float) -> "PdbStreams | None":
         """The streams of the first connection that presents ``token``, or None when none
-        came within ``timeout`` seconds (wrong tokens are turned away meanwhile)."""
-        deadline = time.monotonic() + timeout
-        while True:
-            left = deadline - time.monotonic()
-            if left <= 0:
-                return None
-            self._sock.settimeout(left)
-            try:
-                conn, _ = self._sock.accept()
-            except OSError:   # timed out, or closed
-                return None
-            conn.settimeout(HANDSHAKE_TIMEOUT)
-            ch = Channel(conn)
-            try:
-                msg, _ = ch.receive()
-            except (ChannelClosed, OSError):
-                ch.close()
-                continue
-            given = msg.get("token")
-            if msg.get("t") == "attach" and msg.get("version") == VERSION \
-                    and type(given) is str and hmac.compare_digest(given.encode(), token.encode()):
-                conn.settimeout(None)
-                return PdbStreams(ch)
-            with contextlib.suppress(ChannelClosed):
-                ch.send({"t": "refused", "reason": "wrong token"})
-            ch.close()
+        came within ``timeout`` seconds in all (others are turned away meanwhile)."""
+        self._token = token
+        try:
+            got = self.gate.next(until=time.monotonic() + timeout)
+        except Exception:  # noqa: BLE001 - a peer never raises into the task
+            got = None
+        if got is None:
+            return None
+        return PdbStreams(Channel(got[0]))
 
     def close(self) -> None:
+        with contextlib.suppress(Exception):
+            self.gate.close()
         with contextlib.suppress(OSError):
             self._sock.close()
 
@@ -122,7 +120,7 @@ class _In:
         try:
             self._ch.send({"t": "pdb_readline"})
             while True:
-                msg, _ = self._ch.receive()
+                msg, _ = self._ch.receive(CALLER_LINE, max_blob=0)
                 if msg["t"] == "pdb_in":
                     return str(msg.get("text", ""))
                 if msg["t"] == "pdb_interrupt":
@@ -198,7 +196,7 @@ def relay(ch: Channel, stdin=None, stdout=None, alive=None) -> None:
         try:
             while True:
                 inbox.put(ch.receive()[0])
-        except (ChannelClosed, ValueError, KeyError):
+        except Exception:  # noqa: BLE001 - closed, or malformed: the session ends either way
             inbox.put(None)
 
     threading.Thread(target=read, name="pfd-pdb-relay", daemon=True).start()

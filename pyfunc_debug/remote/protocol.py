@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from ..debug.frontend import BreakpointInfo
 from ..trace.codec import event_from_row, event_to_row, summary_from_row, summary_to_row
-from .wire import from_npy, to_npy
+from .wire import WireError, decoding, from_npy, to_npy
 
 __all__ = ["pause_message", "PauseView", "RemoteError", "breakpoints_message",
            "breakpoints_from", "INLINE_BYTES"]
@@ -27,11 +27,26 @@ def breakpoints_message(infos) -> dict:
     return {"t": "breakpoints", "list": [[getattr(b, f) for f in _BP_FIELDS] for b in infos]}
 
 
+_OPT_STR = (str, type(None))
+_BP_TYPES = ((int,), _OPT_STR, _OPT_STR, _OPT_STR, (bool,), (bool,), (int, type(None)), (bool,),
+             (int,), (str,))
+
+
 def breakpoints_from(rows) -> list:
-    if type(rows) is not list or not all(type(r) is list and len(r) == len(_BP_FIELDS)
-                                         for r in rows):
-        raise ValueError("malformed breakpoint list")
-    return [BreakpointInfo(*r) for r in rows]
+    """``BreakpointInfo``s from a message's rows; ``WireError`` naming the bad field."""
+    if type(rows) is not list:
+        raise WireError("malformed breakpoint list: not a list")
+    out = []
+    for i, row in enumerate(rows):
+        if type(row) is not list or len(row) != len(_BP_FIELDS):
+            raise WireError(f"malformed breakpoint list: row {i} is not a list of "
+                            f"{len(_BP_FIELDS)} fields")
+        for name, value, types in zip(_BP_FIELDS, row, _BP_TYPES):
+            if type(value) not in types:
+                raise WireError(f"malformed breakpoint list: row {i} field {name!r} is "
+                                f"{type(value).__name__}")
+        out.append(BreakpointInfo(*row))
+    return out
 
 
 def _values_of(values, blobs, cap) -> list:
@@ -71,6 +86,24 @@ def pause_message(pause, pause_id: int, cap: int = INLINE_BYTES) -> tuple[dict, 
     return msg, blobs
 
 
+def _typed(value, kind):
+    if type(value) is not kind:
+        raise TypeError(f"expected {kind.__name__}, got {type(value).__name__}")
+    return value
+
+
+def _values(indices, blobs, n: int, which: str) -> list:
+    """The values that travelled with a pause (None where a blob index is None)."""
+    if indices is None:
+        return [None] * n
+    if type(indices) is not list or len(indices) != n:
+        raise ValueError(f"expected a list of {n} blob indices")
+    for i in indices:
+        if i is not None and not 0 <= _typed(i, int) < len(blobs):
+            raise IndexError(f"blob {i} of {len(blobs)}")
+    return [None if i is None else from_npy(blobs[i], f"values.{which}") for i in indices]
+
+
 class RemoteError(Exception):
     """An error raised in the target process, as text (``type_name`` is its class)."""
 
@@ -99,27 +132,41 @@ class PauseView:
     op = None
 
     def __init__(self, msg: dict, blobs: list, fetch):
-        self.id = msg["id"]
-        self.op_name, self.op_type, self.when = str(msg["op"]), str(msg["op_type"]), msg["when"]
-        self.source, self.run_id = msg.get("source") or "", msg.get("run_id")
-        self.thread, self.parent = msg.get("thread") or 0, msg.get("parent")
-        self.wrapped = bool(msg.get("wrapped"))
-        self.actions = tuple(msg["actions"])
-        self._describe, self.describe_short = msg["describe"], msg["describe_short"]
-        self.breakpoint = _Label(msg["breakpoint"]) if msg.get("breakpoint") else None
-        self._producers = list(msg.get("producers") or [])
-        self._in = [summary_from_row(r, "inputs") for r in msg["inputs"]]
-        self._out = None if msg["outputs"] is None else \
-            [summary_from_row(r, "outputs") for r in msg["outputs"]]
-        err = msg.get("error")
-        self.error = None if err is None else RemoteError(str(err["type"]), str(err["text"]))
-        self.warning = None if msg.get("warning") is None else event_from_row(msg["warning"])
+        with decoding("pause", "id"):
+            self.id = _typed(msg["id"], int)
+        with decoding("pause", "op"):
+            self.op_name, self.op_type = _typed(msg["op"], str), _typed(msg["op_type"], str)
+            self.when = _typed(msg["when"], str)
+        with decoding("pause", "source"):
+            self.source, self.run_id = str(msg.get("source") or ""), msg.get("run_id")
+            self.thread, self.parent = _typed(msg.get("thread") or 0, int), msg.get("parent")
+            self.wrapped = bool(msg.get("wrapped"))
+        with decoding("pause", "actions"):
+            self.actions = tuple(_typed(a, str) for a in _typed(msg["actions"], list))
+        with decoding("pause", "describe"):
+            self._describe = _typed(msg["describe"], str)
+            self.describe_short = _typed(msg["describe_short"], str)
+        with decoding("pause", "breakpoint"):
+            label = msg.get("breakpoint")
+            self.breakpoint = _Label(_typed(label, str)) if label else None
+        with decoding("pause", "producers"):
+            self._producers = [_typed(p, str) for p in _typed(msg.get("producers") or [], list)]
+        with decoding("pause", "inputs"):
+            self._in = [summary_from_row(r, "inputs") for r in _typed(msg["inputs"], list)]
+        with decoding("pause", "outputs"):
+            self._out = None if msg["outputs"] is None else \
+                [summary_from_row(r, "outputs") for r in _typed(msg["outputs"], list)]
+        with decoding("pause", "error"):
+            err = msg.get("error")
+            self.error = None if err is None else RemoteError(str(err["type"]), str(err["text"]))
+        with decoding("pause", "warning"):
+            self.warning = None if msg.get("warning") is None else event_from_row(msg["warning"])
         vals = msg.get("values") or {}
-        self.inputs = [from_npy(blobs[i]) if i is not None else None
-                       for i in vals.get("inputs", [None] * len(self._in))]
-        self.outputs = None if self._out is None else \
-            [from_npy(blobs[i]) if i is not None else None
-             for i in vals.get("outputs", [None] * len(self._out))]
+        with decoding("pause", "values.inputs"):
+            self.inputs = _values(vals.get("inputs"), blobs, len(self._in), "inputs")
+        with decoding("pause", "values.outputs"):
+            self.outputs = None if self._out is None else \
+                _values(vals.get("outputs"), blobs, len(self._out), "outputs")
         self._fetch = fetch
 
     @property
