@@ -655,3 +655,16 @@ def test_any_pause_or_breakpoint_list_decodes_or_names_its_field(msg, rows):
         assert "field '" in str(e)
     with contextlib.suppress(WireError):
         breakpoints_from(rows)
+
+
+def test_the_attach_command_ends_with_one_line_and_status_2_on_an_impostor(capsys):
+    """What a user of ``pyfunc-debug attach`` meets at a target speaking nonsense."""
+    from pyfunc_debug.cli import main
+    fake = FakeTarget(IMPOSTOR_WELCOMES["a welcome of 2 MiB"])
+    try:
+        status = main(["attach", "--console", fake.address, "--token", TOKEN])
+    finally:
+        fake.close()
+    err = capsys.readouterr().err.strip()
+    assert status == 2
+    assert err.startswith("pyfunc-debug attach: ") and "\n" not in err and "Traceback" not in err

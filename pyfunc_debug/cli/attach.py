@@ -23,11 +23,19 @@ def cmd_attach(args) -> int:
         link = RemoteLink(args.address, token, capture=args.capture)
     except ValueError as e:
         raise UsageError(str(e)) from None
-    except AttachError as e:
+    except AttachError as e:   # a malformed or impostor target: status 2; refused/gone: 1
+        print(f"pyfunc-debug attach: {e}", file=sys.stderr)
+        return getattr(e, "status", 1)
+    console = args.console or console_only() is not None
+    try:
+        add_breakpoints(link, args.break_ or [], kinds if kinds or console else ["error"])
+    except ConnectionError as e:   # the target answered nonsense, or went away
+        if link.ended.is_set():
+            outcome = link.wait(0)
+            print(outcome.report, file=sys.stderr)
+            return outcome.status
         print(f"pyfunc-debug attach: {e}", file=sys.stderr)
         return 1
-    console = args.console or console_only() is not None
-    add_breakpoints(link, args.break_ or [], kinds if kinds or console else ["error"])
     print(f"pyfunc-debug attach: attached to {args.address} (pid {link.pid}: "
           f"{link.program or 'a Python process'})", file=sys.stderr)
     if not console:
