@@ -36,7 +36,7 @@ GitHub, on PyPI and on the site)::
 Each page gets one temporary directory holding a copy of the repository's
 ``examples/``; its blocks run there in order, so a block can use the files an
 earlier one wrote. Pages run at the same time (threads; each block is a process),
-and a block's test waits for its page. A fence in another language, or an unknown option, fails
+and a block's test waits for its page; under xdist one worker runs a page for all. A fence in another language, or an unknown option, fails
 ``test_every_block_is_classified``: no block is silently left out.
 
 Also here: ``mkdocs build --strict`` (skipped without mkdocs), and the README's links
@@ -44,6 +44,8 @@ Also here: ``mkdocs build --strict`` (skipped without mkdocs), and the README's 
 """
 from __future__ import annotations
 
+import fcntl
+import json
 import os
 import re
 import shlex
@@ -54,7 +56,7 @@ import tempfile
 import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 from importlib.util import find_spec
 from pathlib import Path
 
@@ -234,7 +236,7 @@ class PageRun:
             self.outcomes.append(outcome)
             if k == len(self.blocks) - 1:
                 self.outcomes[k] = self._finish(outcome)
-        return self.outcomes[index]
+        return self.outcomes[index] if self.outcomes else None
 
     def close(self) -> None:
         for proc, _ in self.background:
@@ -361,17 +363,18 @@ class Pages:
     """Runs pages at the same time, each page's blocks in order: most of a block's time is
     spent waiting (interpreter start-up, a UI being drawn, a cluster starting).
 
-    Without xdist every selected page is queued at the first test, the slowest first; under
-    xdist a worker starts a page when it gets one of its blocks (others may never come to
-    it)."""
+    Without xdist every selected page is queued at the first test, the slowest first. Under
+    xdist a worker starts a page when it gets one of its blocks, and the first worker to
+    do so runs it for all: the others wait on its lock file and read its outcomes (a page
+    must not run twice at once: the attach page listens on a fixed port)."""
 
     WORKERS = 4
     FIRST = ("frameworks.md", "pytest.md", "attach.md")   # the longest pages
     LAST = ("dask.md",)   # its workers' heartbeats suffer beside TensorFlow's start-up
 
-    def __init__(self, prefetch: set):
+    def __init__(self, prefetch: set, shared: Path | None):
         self.pool = ThreadPoolExecutor(self.WORKERS, thread_name_prefix="docs-page")
-        self.runs, self.futures, self.lock = {}, {}, threading.Lock()
+        self.futures, self.lock, self.shared = {}, threading.Lock(), shared
         for page in sorted(prefetch, key=lambda p: (p.name in self.LAST, p.name not in self.FIRST,
                                                     p)):
             self._submit(page)
@@ -379,27 +382,48 @@ class Pages:
     def _submit(self, page: Path):
         with self.lock:
             if page not in self.futures:
-                run = self.runs[page] = PageRun(page, BLOCKS[page])
-                self.futures[page] = self.pool.submit(run.run_through, len(BLOCKS[page]) - 1)
+                self.futures[page] = self.pool.submit(self._outcomes, page)
             return self.futures[page]
 
+    def _outcomes(self, page: Path) -> list:
+        if self.shared is None:
+            return self._run(page)
+        name = page.relative_to(ROOT).as_posix().replace("/", "__")
+        with open(self.shared / f"{name}.lock", "w") as lock:
+            fcntl.flock(lock, fcntl.LOCK_EX)       # released when the file closes
+            done = self.shared / f"{name}.json"
+            if done.exists():
+                return [Outcome(**o) for o in json.loads(done.read_text(encoding="utf-8"))]
+            outcomes = self._run(page)
+            done.write_text(json.dumps([asdict(o) for o in outcomes]), encoding="utf-8")
+            return outcomes
+
+    @staticmethod
+    def _run(page: Path) -> list:
+        run = PageRun(page, BLOCKS[page])
+        try:
+            run.run_through(len(BLOCKS[page]) - 1)
+        finally:
+            run.close()
+        return run.outcomes
+
     def outcome(self, block: Block) -> Outcome:
-        self._submit(block.page).result()
-        return self.runs[block.page].outcomes[BLOCKS[block.page].index(block)]
+        return self._submit(block.page).result()[BLOCKS[block.page].index(block)]
 
     def close(self) -> None:
         self.pool.shutdown(wait=True, cancel_futures=True)
-        for run in self.runs.values():
-            run.close()
 
 
 @pytest.fixture(scope="module")
-def pages(request):
-    selected = set()
-    if "PYTEST_XDIST_WORKER" not in os.environ:   # a worker runs only some of the items
+def pages(request, tmp_path_factory):
+    selected, shared = set(), None
+    if "PYTEST_XDIST_WORKER" in os.environ:   # the run's workers share basetemp's parent
+        shared = tmp_path_factory.getbasetemp().parent / "pfd-docs-pages"
+        shared.mkdir(exist_ok=True)
+    else:
         selected = {item.callspec.params["block"].page for item in request.session.items
                     if "block" in getattr(getattr(item, "callspec", None), "params", {})}
-    runner = Pages(prefetch=selected)
+    runner = Pages(prefetch=selected, shared=shared)
     yield runner
     runner.close()
 
