@@ -36,7 +36,8 @@ GitHub, on PyPI and on the site)::
 Each page gets one temporary directory holding a copy of the repository's
 ``examples/``; its blocks run there in order, so a block can use the files an
 earlier one wrote. Pages run at the same time (threads; each block is a process),
-and a block's test waits for its page; under xdist one worker runs a page for all. A fence in another language, or an unknown option, fails
+and a block's test waits for its page; under xdist one worker runs a page for all.
+A fence in another language, or an unknown option, fails
 ``test_every_block_is_classified``: no block is silently left out.
 
 Also here: ``mkdocs build --strict`` (skipped without mkdocs), and the README's links
