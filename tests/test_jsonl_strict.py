@@ -166,6 +166,23 @@ def test_header_rows_must_match(tmp_path):
         tf.load_trace(path)
 
 
+def test_a_trace_from_before_worker_fields_loads(tmp_path):
+    """Headers written before events had ``worker``/``pid`` (SPEC §3b) still load; rows
+    with or without the two fields decode, and a local event has none."""
+    path = tmp_path / "old.jsonl"
+    _write_rows(path, _op_end(seq=2), _op_end(seq=3) + ["tcp://127.0.0.1:9", 1234],
+                ["OpStart", 4, 1, 100, 7, "op", "PyFunc", None, "", [], None, None])
+    lines = path.read_text().splitlines()
+    header = json.loads(lines[0])
+    for name in ev.EVENT_TYPES:
+        header["rows"][name] = [f for f in header["rows"][name] if f not in ("worker", "pid")]
+    path.write_text("\n".join([json.dumps(header)] + lines[1:]) + "\n")
+    local, remote, start = tf.load_trace(path)
+    assert (local.worker, local.pid) == (None, None) and len(local) == len(ev.OpEnd._fields) - 2
+    assert (remote.worker, remote.pid) == ("tcp://127.0.0.1:9", 1234)
+    assert start.worker is None and start == ev.OpStart(4, 1, 100, 7, "op", "PyFunc")
+
+
 def test_streaming_keeps_a_bounded_window(tmp_path, monkeypatch):
     monkeypatch.setattr(recorder, "RECENT_EVENTS", 500)
     window = recorder.RECENT_EVENTS
@@ -192,5 +209,5 @@ def test_streaming_keeps_a_bounded_window(tmp_path, monkeypatch):
 
 def test_the_default_window_is_documented():
     assert recorder.RECENT_EVENTS == 10_000
-    readme = pathlib.Path(__file__).resolve().parent.parent / "README.md"
-    assert "most recent 10,000 events" in readme.read_text()
+    page = pathlib.Path(__file__).resolve().parent.parent / "docs" / "tasks" / "traces.md"
+    assert "most recent 10,000 events" in page.read_text()
