@@ -12,8 +12,9 @@ prints the median ratio and the spread (min–max over the rounds). Cases:
   ``subscribe(capture="summary")``, ``trace(capture="summary")`` and
   ``trace(path="x.jsonl")`` (and its JSONL writer subscribed alone, without the
   recorder's window and counts); the 4 MB chain under ``trace(capture="summary")``;
-- ``breakpoints``: ``when=`` breakpoints that never fire (an expression on
-  outputs, ``has_inf_or_nan``, ``nan_producer``, a glob with a condition);
+- ``breakpoints``: ``when=`` breakpoints that never fire (expressions on
+  inputs, on outputs and on both, ``has_inf_or_nan``, ``nan_producer``, a glob
+  with a condition);
 - ``threads``: ``Session(inter_op_threads=2)`` on a chain and on a wide graph of
   GIL-releasing numpy work, against the default session;
 - ``scale``: building, compiling and running chains of 1k..``--scale-max`` ops,
@@ -224,6 +225,12 @@ def case_breakpoints(rounds: int) -> None:
         return fn
     cases = {"when='np.any(outputs[0] > 1e9)'": debugged(when="np.any(outputs[0] > 1e9)"),
              "when='np.any(inputs[0] < -1)'": debugged(when="np.any(inputs[0] < -1)"),
+             "when='inputs[0] > 1e30'": debugged(when="inputs[0] > 1e30"),
+             "when='outputs[0] > 1e30'": debugged(when="outputs[0] > 1e30"),
+             "when='inputs[0] > 1e30 or outputs[0] > 1e30'": debugged(
+                 when="inputs[0] > 1e30 or outputs[0] > 1e30"),
+             "when='inputs[0].max() > 1e30' (a method call)": debugged(
+                 when="inputs[0].max() > 1e30"),
              "when='has_inf_or_nan'": debugged(when="has_inf_or_nan"),
              "when='nan_producer'": debugged(when="nan_producer"),
              "op='PyFunc_9*', when=outputs expression": debugged(

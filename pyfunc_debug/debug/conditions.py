@@ -3,12 +3,14 @@
 A condition that reads ``outputs`` makes its breakpoint pause *after* the op
 (the outputs must exist); otherwise it is checked before the op runs.
 
-The builtins and the common expression forms (``np.any(outputs[0] > 10)``,
-``np.all(inputs[1] <= 0)``, ``np.any(np.isnan(outputs[0]))``) also get a
-``test``: a pre-filter over the values alone that answers exactly for scalars
-(a Python comparison, no numpy call, no pause object) and "maybe" for arrays,
-where the condition itself decides. So a condition that never holds costs the
-run loop little on the ops it can match.
+Every expression that reads one side only, by constant index (``inputs[0] > 1e30``,
+``outputs[1].sum() > 10``), and the builtins also get a ``test``: a pre-filter
+over the values alone, run inside the op's kernel wrapper, so no pause object is
+made unless it says "maybe". For an expression it is the expression itself
+compiled to a function of that side's values (exact; a raise means "maybe");
+the common forms (``inputs[0] > 1e30``, ``np.any(outputs[0] > 10)``,
+``np.isnan(inputs[0])``) answer a real scalar first with one Python comparison.
+So a condition that never holds costs the run loop little on the ops it can match.
 """
 from __future__ import annotations
 
@@ -119,39 +121,71 @@ def _np_call(node, names):
     return None
 
 
-def _expression_test(tree):
-    """(side, test) for the forms the module doc lists, else None."""
+def _scalar_form(tree):
+    """(side, k, fast) for the forms the module doc lists, where ``fast(v)`` answers for a
+    real scalar ``inputs[k]``/``outputs[k]`` (False: the condition cannot hold), else None."""
     arg = _np_call(tree.body, ("any", "all"))
-    if arg is None:
-        return None
+    arg = tree.body if arg is None else arg   # np.any/np.all of one scalar is the value itself
     inner = _np_call(arg, ("isnan", "isinf"))
     if inner is not None:
         where = _indexed(inner)
-        if where is None:
-            return None
-        k = where[1]
-        test = lambda values: k >= len(values) or _maybe_non_finite_one(values[k])  # noqa: E731
-        if k == 0:
-            test.one = _maybe_non_finite_one
-        return where[0], test
+        return None if where is None else (*where, _not_finite)
     if not (isinstance(arg, ast.Compare) and len(arg.ops) == 1 and type(arg.ops[0]) in _COMPARE):
         return None
     where, bound = _indexed(arg.left), _number(arg.comparators[0])
     if where is None or bound is None:
         return None
-    k, compare = where[1], _COMPARE[type(arg.ops[0])]
+    compare = _COMPARE[type(arg.ops[0])]
+    return (*where, lambda v: compare(v, bound))
 
-    def test(values):  # np.any/np.all of one scalar is the comparison itself
-        if k >= len(values):
+
+def _not_finite(v) -> bool:
+    try:
+        return not _isfinite(v)
+    except OverflowError:   # a Python int past float range: "maybe"
+        return True
+
+
+def _one_side(tree, side) -> bool:
+    """Whether the expression reads only ``side[k]`` (constant k), never the other side,
+    ``op``, or ``side`` whole (a list at the pause, a tuple in the test)."""
+    indexed = {id(n.value) for n in ast.walk(tree) if _indexed(n) is not None}
+    for n in ast.walk(tree):
+        if isinstance(n, ast.Name) and n.id in ("inputs", "outputs", "op"):
+            if n.id != side or id(n) not in indexed:
+                return False
+    return True
+
+
+def _expression_test(tree, when: str, side: str):
+    """The condition itself over one side's values, compiled to a function (no pause
+    object, no scope dict): exact, with a raise answered "maybe" so the full check reports
+    it. The scalar forms answer a real scalar first without evaluating anything."""
+    if not _one_side(tree, side):
+        return None
+    fn = eval(compile(f"lambda {side}: ({when}\n)", "<breakpoint condition>", "eval"),  # noqa: S307
+              {"np": np, "__builtins__": builtins})
+
+    def exact(values):
+        try:
+            return bool(fn(values))
+        except Exception:   # the check raises too, and says so in a Warning event
             return True
-        v = values[k]
-        return v.__class__ not in _REAL_SCALARS or compare(v, bound)
+    form = _scalar_form(tree)
+    if form is None:
+        return exact
+    k, fast = form[1], form[2]
 
-    def one(v):
-        return v.__class__ not in _REAL_SCALARS or compare(v, bound)
+    def test(values):
+        v = values[k] if k < len(values) else None
+        if v.__class__ in _REAL_SCALARS:
+            return fast(v)
+        return exact(values)
     if k == 0:
+        def one(v):
+            return fast(v) if v.__class__ in _REAL_SCALARS else exact((v,))
         test.one = one
-    return where[0], test
+    return test
 
 
 def _reads_outputs(fn) -> bool:
@@ -199,8 +233,5 @@ def compile_condition(when) -> Condition | None:
                  "op": pause.op_name}
         return bool(eval(code, {"__builtins__": __builtins__}, scope))  # noqa: S307 - user's own expression
     reads_outputs = "outputs" in code.co_names
-    found = _expression_test(tree)
-    test = None
-    if found is not None and (found[0] == "outputs") == reads_outputs:
-        test = found[1]
+    test = _expression_test(tree, when, "outputs" if reads_outputs else "inputs")
     return Condition(check, reads_outputs, when, test)
