@@ -26,15 +26,66 @@ from .ops.math_ops import (abs, add, cast, divide, equal, exp, greater, greater_
                            square, subtract, tanh, truediv)
 from .ops.script_ops import numpy_function, py_func, py_function
 from .ops.variables import Variable
-from .autodiff import gradients
 from .runtime.session import Session
 from .runtime.function import function
-from .serialize import import_graph_def
-from . import compat, contrib, debug, events, math, nn
-from . import distributed as _distributed  # noqa: F401  (registers Session(cluster=...))
-from .trace.recorder import trace
-from .trace.jsonl import load_trace
-from .trace.diff import diff_traces
+from . import compat, contrib, events, math, nn
+from .ops import debug_ops as _debug_ops  # noqa: F401  (registers the Breakpoint op type)
+from .eager import tape as _tape
+from .graph import graph as _graph_mod
+from .runtime import hooks as _hooks
+
+# Loaded on first use (PEP 562), so `import pyfunc_debug` stays cheap: name -> (module, attr)
+_LAZY = {"gradients": (".autodiff", "gradients"),
+         "import_graph_def": (".serialize", "import_graph_def"),
+         "trace": (".trace.recorder", "trace"),
+         "load_trace": (".trace.jsonl", "load_trace"),
+         "diff_traces": (".trace.diff", "diff_traces"),
+         "debug": (".debug", None)}
+# `pyfunc_debug.trace` is also a subpackage: loading any of it binds the name to the module,
+# which must not hide the function (PEP 562 only asks for names that are missing)
+globals().pop("trace", None)
+globals().pop("debug", None)
+
+
+def __getattr__(name: str):
+    found = _LAZY.get(name)
+    if found is None:
+        raise AttributeError(f"module 'pyfunc_debug' has no attribute {name!r}")
+    import importlib
+    module = importlib.import_module(found[0], __name__)
+    value = module if found[1] is None else getattr(module, found[1])
+    globals()[name] = value
+    return value
+
+
+def __dir__():
+    return sorted(set(globals()) | set(_LAZY))
+
+
+# The seams lower layers call, filled by modules loaded on first use (each installs its own
+# function when imported, replacing these)
+def _cluster(target):
+    """Session(cluster=...) loads ``distributed`` only when a session asks for it."""
+    from .distributed import cluster_executor
+    return cluster_executor(target)
+
+
+def _graph_def_writer(graph):
+    from .serialize import graph_to_dict
+    return graph_to_dict(graph)
+
+
+def _backprop(*args, **kwargs):
+    from .autodiff import backprop
+    return backprop(*args, **kwargs)
+
+
+if _hooks.cluster is None:
+    _hooks.cluster = _cluster
+if _graph_mod.graph_def_writer is None:
+    _graph_mod.graph_def_writer = _graph_def_writer
+if _tape._backprop is None:
+    _tape.install_backprop(_backprop)
 
 __version__ = "0.1.0"
 

@@ -1,7 +1,6 @@
 """``pfd.compat.v1``: TensorFlow 1.x names (graphs, placeholders, sessions, py_func)."""
 from __future__ import annotations
 
-from ..autodiff import gradients
 from ..graph.graph import (Graph, disable_eager_execution, enable_eager_execution,
                            get_default_graph, reset_default_graph, name_scope,
                            control_dependencies, device, executing_eagerly)
@@ -17,3 +16,11 @@ __all__ = ["Graph", "placeholder", "py_func", "numpy_function", "py_function", "
            "name_scope", "control_dependencies", "device", "executing_eagerly", "constant",
            "convert_to_tensor", "global_variables_initializer", "variables_initializer",
            "Variable"]
+
+
+def __getattr__(name: str):
+    if name == "gradients":   # autodiff loads on first use, not with `import pyfunc_debug`
+        from ..autodiff import gradients
+        globals()["gradients"] = gradients
+        return gradients
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
