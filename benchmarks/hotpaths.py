@@ -17,6 +17,12 @@ prints the median ratio and the spread (min–max over the rounds). Cases:
   with a condition);
 - ``threads``: ``Session(inter_op_threads=2)`` on a chain and on a wide graph of
   GIL-releasing numpy work, against the default session;
+- ``scheduling`` (issue 28): in a default ``Session()`` a wide graph (``--width``
+  independent scalar ``py_func`` branches summed pairwise) against a chain of
+  as many ops; ``inter_op_threads=2`` on that wide graph against
+  ``inter_op_threads=1``; a wide graph of GIL-releasing numpy work (64k
+  elements a branch) under ``inter_op_threads=2`` against a plain
+  ``ThreadPoolExecutor(2)`` doing the same work;
 - ``scale``: building, compiling and running chains of 1k..``--scale-max`` ops,
   each size in a fresh process (per-node times, plan bytes per op, peak RSS).
   ``--scale-max 1000000`` takes a few minutes;
@@ -271,6 +277,65 @@ def case_threads(rounds: int) -> None:
              ratios(seq, cases, rounds, 3), branches)
 
 
+def add(x, y):
+    return x + y
+
+
+def wide_pairwise(branches: int, body=add_one, dtype=None):
+    """``branches`` independent ``py_func`` ops on one input, summed pairwise (2n-1 ops)."""
+    dtype = pfd.float32 if dtype is None else dtype
+    g = pfd.Graph()
+    with g.as_default():
+        x = pfd.compat.v1.placeholder(dtype)
+        level = [pfd.compat.v1.py_func(body, [x], dtype) for _ in range(branches)]
+        while len(level) > 1:
+            nxt = [a + b for a, b in zip(level[::2], level[1::2])]
+            level = nxt + level[len(nxt) * 2:]
+    return g, x, level[0]
+
+
+def numpy_work(a):
+    return np.sqrt(a * 1.5).sum()
+
+
+def case_scheduling(rounds: int, width: int = 1000, size: int = 65536) -> None:
+    from concurrent.futures import ThreadPoolExecutor
+    one = np.float32(1.0)
+    g, x, y = chain(2 * width)
+    chained = session_run(g, x, y, one)
+    g, x, y = wide_pairwise(width)
+    cases = {"default Session(), wide": session_run(g, x, y, one),
+             "  the wide graph sequentially (inter_op_threads=1)": session_run(
+                 g, x, y, one, inter_op_threads=1),
+             "inter_op_threads=2, chain": session_run(*chain(2 * width), one, inter_op_threads=2)}
+    show(f"a wide graph of {width} scalar py_func summed pairwise ({2 * width - 1} ops), per op"
+         f" (base = default Session(), chain of {2 * width})",
+         ratios(chained, cases, rounds, 5), 2 * width, {"default Session(), wide": 1.5,
+                                                        "inter_op_threads=2, chain": 1.2})
+    show(f"inter_op_threads=2 on the wide scalar graph (base = inter_op_threads=1)",
+         ratios(session_run(g, x, y, one, inter_op_threads=1),
+                {"Session(inter_op_threads=2)": session_run(g, x, y, one, inter_op_threads=2)},
+                rounds, 5), 2 * width, {"Session(inter_op_threads=2)": 1.2})
+    value = np.random.default_rng(0).random(size)
+    g, x, y = wide_pairwise(width, numpy_work, pfd.float64)
+    pool = ThreadPoolExecutor(2)
+
+    def plain_pool():
+        parts = list(pool.map(numpy_work, [value] * width))
+        while len(parts) > 1:
+            nxt = [a + b for a, b in zip(parts[::2], parts[1::2])]
+            parts = nxt + parts[len(nxt) * 2:]
+        return parts[0]
+    res = ratios(plain_pool, {"Session(inter_op_threads=2)": session_run(
+                     g, x, y, value, inter_op_threads=2),
+                 "Session(inter_op_threads=1)": session_run(g, x, y, value, inter_op_threads=1)},
+                 rounds, 3)
+    show(f"a wide graph of {width} numpy_work branches on {size:,} float64 "
+         f"(base = ThreadPoolExecutor(2).map on the same work; target: base/time ≥ 0.85)",
+         res, 2 * width, {"Session(inter_op_threads=2)": 1 / 0.85})
+    pool.shutdown()
+
+
 def _scale_child(n: int) -> dict:
     import gc
     gc.collect()
@@ -385,7 +450,7 @@ def machine() -> str:
             f"{', '.join(f'{x:.1f}' for x in os.getloadavg())}, {time.strftime('%Y-%m-%d')}")
 
 
-CASES = ("py_function", "tracing", "breakpoints", "threads", "scale", "tensorflow")
+CASES = ("py_function", "tracing", "breakpoints", "threads", "scheduling", "scale", "tensorflow")
 
 
 def main(argv=None) -> None:
@@ -393,6 +458,8 @@ def main(argv=None) -> None:
     ap.add_argument("--rounds", type=int, default=7)
     ap.add_argument("--only", nargs="*", choices=CASES, default=list(CASES))
     ap.add_argument("--scale-max", type=int, default=100_000)
+    ap.add_argument("--width", type=int, default=1000, help="branches of the scheduling case")
+    ap.add_argument("--size", type=int, default=65536, help="elements per numpy branch")
     ap.add_argument("--scale-child", type=int, help=argparse.SUPPRESS)
     args = ap.parse_args(argv)
     if args.scale_child:
@@ -403,6 +470,8 @@ def main(argv=None) -> None:
         for name in args.only:
             if name == "tracing":
                 case_tracing(args.rounds, tmp)
+            elif name == "scheduling":
+                case_scheduling(args.rounds, args.width, args.size)
             elif name == "scale":
                 case_scale(args.scale_max, args.rounds)
             else:

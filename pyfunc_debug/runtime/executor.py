@@ -1,9 +1,10 @@
 """Running a plan: the fast sequential loop, the observed loop, or the debugger's.
 
 With nobody listening a run allocates no events. A plan whose wrapped
-functions may wait on each other (``plan.concurrent``) runs them on helper
-threads (``overlap.py``) unless the session brought its own pool; every other
-plan runs in the calling thread. Runs execute in eager mode: ops a wrapped function creates run at once,
+functions may wait on each other (``plan.concurrent``), or any plan but a
+chain under an inter-op pool, starts in the calling thread and spreads to
+helper threads only when a wrapped function blocks or is expensive
+(``overlap.py``); every other plan runs in the calling thread. Runs execute in eager mode: ops a wrapped function creates run at once,
 even inside ``with Session():`` or after ``disable_eager_execution()``.
 """
 from __future__ import annotations
@@ -42,11 +43,8 @@ def execute(plan, feed_values, ctx, pool=None, helpers: bool = True) -> list:
                 run_folds(plan, vals, ctx)
             if pool is None or plan.chain:
                 run_steps(plan.fast_steps, vals, ctx)
-            elif pool is HELPERS:
-                run_overlapped(plan, vals, ctx, pool)
             else:
-                run_parallel(plan, vals, ctx, pool,
-                             lambda i: run_steps((plan.parallel_steps[i],), vals, ctx))
+                run_overlapped(plan, vals, ctx, getattr(pool, "_max_workers", 1))
     return [None if s is None else vals[s] for s in plan.fetch_slots]
 
 

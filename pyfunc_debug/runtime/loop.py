@@ -7,10 +7,11 @@ from __future__ import annotations
 
 import bdb
 import itertools
+from time import perf_counter
 
 from ..errors import InvalidArgumentError, OpError
 
-__all__ = ["RunContext", "run_steps", "run_folds", "annotate_error", "PASS_THROUGH", "new_run_id",
+__all__ = ["RunContext", "run_steps", "run_watched", "run_folds", "annotate_error", "PASS_THROUGH", "new_run_id",
            "hold_first_run"]
 
 _run_ids = itertools.count(1)
@@ -102,6 +103,63 @@ def run_steps(steps, vals, ctx) -> None:
         raise
     except Exception as e:
         raise annotate_error(e, op, ctx) from e
+
+
+def run_watched(steps, vals, ctx, box: list, costs=None, expensive: float = 0.0,
+                timed: bool = False) -> int:
+    """``run_steps`` over steps carrying a last field: their index if a watchdog watches
+    them (a wrapped function), else -1. A watched step's index is in ``box`` while it
+    runs; a watchdog that pops it takes over the steps after it. With ``costs``,
+    watched steps are timed, and the loop stops before one costlier than ``expensive``.
+
+    Returns -1 when all ran; ``i`` when the watchdog claimed step ``i`` (it ran);
+    ``-2 - i`` when it stopped before expensive step ``i``.
+    """
+    op = None
+    append, pop = box.append, box.pop
+    try:
+        for kernel, ins, outs, mode, single, needs_ctx, frees, op, w in steps:
+            if w >= 0:
+                if costs is not None:
+                    if costs[w] > expensive:
+                        return -2 - w
+                    if timed:
+                        t0 = perf_counter()
+                append(w)
+            if mode == 1:
+                r = kernel(vals[ins])
+            elif mode == 2:
+                r = kernel(vals[ins[0]], vals[ins[1]])
+            elif mode == 0:
+                r = kernel()
+            elif needs_ctx:
+                r = kernel(ctx, *[vals[i] for i in ins])
+            else:
+                r = kernel(*[vals[i] for i in ins])
+            if single:
+                vals[outs] = r
+            elif outs:
+                for s, v in zip(outs, r):
+                    vals[s] = v
+            if frees:
+                for s in frees:
+                    vals[s] = None
+            if w >= 0:
+                if timed:  # grows at most 4x a run once known: one slow call is noise
+                    d, c = perf_counter() - t0, costs[w]
+                    costs[w] = d if c < 0 else min(d, 4 * c + 1e-6)
+                try:
+                    pop()  # atomic: empty means the watchdog claimed this step
+                except IndexError:
+                    return w
+    except PASS_THROUGH:
+        raise
+    except OpError as e:
+        annotate_error(e, op, ctx)
+        raise
+    except Exception as e:
+        raise annotate_error(e, op, ctx) from e
+    return -1
 
 
 def run_folds(plan, vals, ctx, run=None) -> None:

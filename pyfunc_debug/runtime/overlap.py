@@ -1,94 +1,210 @@
-"""The fast path for a plan whose wrapped functions may wait on each other.
+"""The fast path for runs that may need a second thread: inline first, spread on demand.
 
-Every step that calls Python goes to a helper thread at the start of the run
-and waits there for its inputs; all other steps run here, in plan order, in
-batches through the plain loop, waiting only where a batch needs a helper's
-output. So a put/get pair of py_funcs completes (TF#16) while the cheap ops
-around them cost what they cost sequentially. The schedule is built once per
-plan.
+The calling thread runs the plan in order, as a chain runs (cheap ops in
+batches through the plain loop), so parallel structure costs nothing
+(SPEC 2b). A wrapped function may block (TF#16: a get waiting for its put) or
+run long; the watchdog (``workers.WATCHDOG``) notices a wrapped function that
+has not returned after a short while, claims it, and hands the steps after it
+to helper threads, which then pick ready steps by dependency. With an
+inter-op pool (``width``), wrapped functions are timed and the run spreads over
+``width`` threads as soon as it reaches one measured expensive, as TF's
+executor runs inexpensive kernels inline.
 """
 from __future__ import annotations
 
 import threading
+from collections import deque
+from time import perf_counter
 
-from .loop import run_steps
+from .loop import run_steps, run_watched
+from .workers import HELPERS, WATCHDOG
 
-__all__ = ["run_overlapped"]
+__all__ = ["run_overlapped", "EXPENSIVE"]
 
-
-class _Batch:
-    __slots__ = ("waits", "steps", "signals")
-
-    def __init__(self, waits, steps, signals):
-        self.waits, self.steps, self.signals = waits, steps, signals
-
-
-def _schedule(plan) -> list:
-    """Batches of the calling thread's steps: (helpers to wait for, steps, steps to signal)."""
-    steps, blocking = plan.steps, plan.blocking
-    awaited = {d for i, s in enumerate(steps) if blocking[i] for d in s.deps}
-    batches, waits, run, = [], (), []
-
-    def flush(signal=()):
-        nonlocal waits, run
-        if run:
-            batches.append(_Batch(waits, tuple(run), signal))
-        waits, run = (), []
-
-    for i, step in enumerate(steps):
-        if blocking[i]:
-            continue
-        needs = tuple(d for d in step.deps if blocking[d])
-        if needs:
-            flush()
-            waits = needs
-        run.append(plan.parallel_steps[i])
-        if i in awaited:
-            flush((i,))
-    flush()
-    return batches
+EXPENSIVE = 15e-6   # seconds: a step worth a thread hand-off (which costs a few µs)
+TIME_EVERY = 4
 
 
-def run_overlapped(plan, vals, ctx, helpers) -> None:
-    """Run ``plan`` with its wrapped-function steps on ``helpers`` (see the module doc)."""
-    batches = plan.overlap_schedule
-    if batches is None:
-        batches = plan.overlap_schedule = _schedule(plan)
-    steps, blocking = plan.steps, plan.blocking
-    done = {}
-    for i, b in enumerate(blocking):
-        if b:
-            done[i] = threading.Event()
-            for d in steps[i].deps:
-                done.setdefault(d, threading.Event())
-    failed: list = []
+def _watched(plan) -> tuple:
+    """The fast steps, each with its index if it calls Python (watched), else -1."""
+    return tuple(f + ((i if b else -1),)
+                 for i, (f, b) in enumerate(zip(plan.fast_steps, plan.blocking)))
 
-    def helper(i):
-        for d in steps[i].deps:
-            done[d].wait()
-        try:
-            if not failed:
-                run_steps((plan.parallel_steps[i],), vals, ctx)
-        except BaseException as e:  # noqa: BLE001 - reported by the calling thread
-            failed.append(e)
-            raise
-        finally:
-            done[i].set()
 
-    futures = [helpers.submit(helper, i) for i, b in enumerate(blocking) if b]
+def _dependents(plan) -> list:
+    deps = plan.dependents
+    if deps is None:
+        deps = [[] for _ in plan.steps]
+        for i, s in enumerate(plan.steps):
+            for d in s.deps:
+                deps[d].append(i)
+        plan.dependents = deps
+    return deps
+
+
+class _Run:
+    """One run's shared state once it spreads; ``box`` holds the watched step."""
+
+    __slots__ = ("plan", "vals", "ctx", "costs", "width", "box", "seen", "cond", "shared",
+                 "ready", "pending", "left", "idle", "progress", "seen_progress", "error")
+
+    def __init__(self, plan, vals, ctx, costs, width):
+        self.plan, self.vals, self.ctx, self.costs, self.width = plan, vals, ctx, costs, width
+        self.box: list = []
+        self.seen = -1
+        self.cond = threading.Condition(threading.Lock())
+        self.shared = False
+        self.ready: deque = deque()
+        self.pending: list = []
+        self.left = self.idle = self.progress = 0
+        self.seen_progress = -1
+        self.error = None
+
+    # -- the calling thread ---------------------------------------------------
+    def inline(self, watched) -> bool:
+        """Run in plan order; True once helpers took over the rest."""
+        plan = self.plan
+        timed = False
+        if self.costs is not None:  # time one run in TIME_EVERY: a clock read costs ~0.1 µs
+            timed = not plan.runs % TIME_EVERY
+            plan.runs += 1
+        got = run_watched(watched, self.vals, self.ctx, self.box, self.costs, EXPENSIVE, timed)
+        if got == -1:
+            return False
+        with self.cond:
+            if got >= 0:
+                self._finish(got)  # the watchdog shared the run while it ran
+                return True
+            self._share(-2 - got, running=False)
+        for _ in range(self.width - 1):
+            HELPERS.submit(self.work)
+        return True
+
+    def join(self) -> None:
+        self.work()
+        if self.error is not None:
+            raise self.error
+
+    # -- the watchdog thread ----------------------------------------------------
+    def check(self) -> None:
+        """Spread the run if its watched step has not returned since the last check,
+        or add a helper if every thread is stuck while steps are ready."""
+        spawn = False
+        with self.cond:
+            if self.error is not None:
+                return
+            if not self.shared:
+                box = self.box
+                k = box[-1] if box else -1
+                if k < 0 or k != self.seen:
+                    self.seen = k
+                    return
+                try:
+                    k = box.pop()  # the step running now (a later one, if k just ended)
+                except IndexError:
+                    self.seen = -1
+                    return
+                self._share(k, running=True)
+                spawn = True
+            else:
+                spawn = bool(self.ready) and not self.idle and self.progress == self.seen_progress
+                self.seen_progress = self.progress
+        if spawn:
+            HELPERS.submit(self.work)
+
+    # -- shared scheduling (under ``cond``) -------------------------------------
+    def _share(self, m: int, running: bool) -> None:
+        """Steps before ``m`` are done; ``m`` runs now (or is ready); the rest wait for
+        their dependencies."""
+        steps = self.plan.steps
+        _dependents(self.plan)
+        n = len(steps)
+        pending = self.pending = [0] * n
+        ready = self.ready
+        for j in range(m + 1, n):
+            c = 0
+            for d in steps[j].deps:
+                if d >= m:
+                    c += 1
+            pending[j] = c
+            if not c:
+                ready.append(j)
+        if not running:
+            ready.appendleft(m)
+        self.left = n - m
+        self.seen_progress = -1
+        self.shared = True
+
+    def _finish(self, i: int) -> None:
+        self.left -= 1
+        self.progress += 1
+        pending, ready = self.pending, self.ready
+        woken = 0
+        for j in self.plan.dependents[i]:
+            pending[j] -= 1
+            if not pending[j]:
+                ready.append(j)
+                woken += 1
+        if not self.left:
+            self.cond.notify_all()
+        elif woken and self.idle:
+            self.cond.notify(woken)
+
+    def work(self) -> None:
+        """Run ready steps until none is left (or one failed)."""
+        cond, psteps, vals, ctx, costs = (self.cond, self.plan.parallel_steps, self.vals,
+                                          self.ctx, self.costs)
+        while True:
+            with cond:
+                while not self.ready and self.left and self.error is None:
+                    self.idle += 1
+                    try:
+                        cond.wait()
+                    finally:
+                        self.idle -= 1
+                if self.error is not None or not self.left:
+                    return
+                i = self.ready.popleft()
+            try:
+                t0 = perf_counter()
+                run_steps((psteps[i],), vals, ctx)
+                if costs is not None:
+                    d, c = perf_counter() - t0, costs[i]
+                    costs[i] = d if c < 0 else min(d, 4 * c + 1e-6)
+            except BaseException as e:  # noqa: BLE001 - raised by the calling thread
+                with cond:
+                    if self.error is None:
+                        self.error = e
+                    cond.notify_all()
+                return
+            with cond:
+                self._finish(i)
+
+
+def run_overlapped(plan, vals, ctx, width: int = 1) -> None:
+    """Run ``plan`` inline, spreading to helpers on demand (see the module doc).
+
+    ``width`` > 1 (an inter-op pool): time wrapped functions and spread over
+    ``width`` threads at the first one measured expensive.
+    """
+    watched = plan.overlap_schedule
+    if watched is None:
+        watched = plan.overlap_schedule = _watched(plan)
+    costs = None
+    if width > 1:
+        costs = plan.costs
+        if costs is None:
+            costs = plan.costs = [-1.0] * len(plan.steps)  # -1: not timed yet
+    run = _Run(plan, vals, ctx, costs, width)
+    WATCHDOG.watch(run)
     try:
-        for batch in batches:
-            for w in batch.waits:
-                done[w].wait()
-            if failed:
-                break
-            run_steps(batch.steps, vals, ctx)
-            for s in batch.signals:
-                done[s].set()
-    except BaseException:
-        failed.append(None)
-        for event in done.values():  # helpers waiting for inputs give up
-            event.set()
+        if run.inline(watched):
+            run.join()
+    except BaseException as e:
+        with run.cond:  # helpers stop taking steps (KeyboardInterrupt, an op's error)
+            if run.error is None:
+                run.error = e
+            run.cond.notify_all()
         raise
-    for fut in futures:
-        fut.result()  # the first helper error, as it was raised
+    finally:
+        WATCHDOG.unwatch(run)

@@ -68,6 +68,9 @@ class Plan:
     chain: bool = False              # no two steps independent: threads cannot help
     blocking: tuple = ()             # per step: it calls Python, so it may block
     overlap_schedule: list | None = None  # built on the first concurrent run (overlap.py)
+    dependents: list | None = None   # per step, the steps waiting for it (overlap.py)
+    costs: list | None = None        # per step, its last time under an inter-op pool
+    runs: int = 0                    # runs under an inter-op pool (every few are timed)
     event_info: list | None = None   # per-step data for events, built on first observed run
     event_heads: tuple | None = None  # (op names, op types) every RunStart of the plan carries
 

@@ -27,9 +27,12 @@ __all__ = ["Session", "InteractiveSession", "get_default_session"]
 class Session:
     """Runs graph fetches: ``sess.run(fetches, feed_dict)`` (see SPEC §2, §2a).
 
-    ``inter_op_threads=N`` (N > 1) runs independent branches concurrently on N
-    threads. Without it, a run whose wrapped functions may wait on each other
-    runs on helper threads (TF#16); any other run stays in the calling thread.
+    A run starts in the calling thread, cheap ops inline. Without
+    ``inter_op_threads``, when a wrapped function blocks or runs long (a
+    watchdog checks every few ms), the ops after it move to helper threads, so
+    a blocking put/get pair completes (TF#16). ``inter_op_threads=N`` (N > 1)
+    also times wrapped functions and spreads independent branches over N
+    threads from the first one measured expensive (SPEC 2b).
     ``inter_op_threads=1`` runs everything in the calling thread, one op at a
     time (a blocking put/get pair then waits for ever, unlike TF).
 

@@ -1,25 +1,27 @@
-"""Helper threads for runs whose wrapped functions may wait on each other.
+"""Helper threads and the watchdog for runs whose wrapped functions may wait on each other.
 
 TF runs independent ops concurrently, so two py_funcs forming a blocking
-put/get pair complete (TF#16). A plan with two or more mutually independent
-script ops runs on these helpers; every other plan (a chain, say) runs in the
-calling thread and never touches them. There is no fixed cap: an idle helper
-is reused, otherwise a new one starts, so blocked steps and nested runs (a
-wrapped function calling ``Session.run``) cannot starve each other. Idle
-helpers exit after a while.
+put/get pair complete (TF#16). Such a run starts in the calling thread
+(``overlap.py``); the watchdog checks it every ``WATCH_SECONDS`` and moves work
+to these helpers when a wrapped function blocks or runs long. There is no
+fixed cap: an idle helper is reused, otherwise a new one starts, so blocked
+steps and nested runs (a wrapped function calling ``Session.run``) cannot
+starve each other. Idle helpers exit after a while.
 """
 from __future__ import annotations
 
 import queue
 import threading
+import time
 from concurrent.futures import Future
 
 from ..events import note_thread
 from ..graph.graph import pin_eager
 
-__all__ = ["HELPERS", "Helpers"]
+__all__ = ["HELPERS", "Helpers", "WATCHDOG", "Watchdog"]
 
 _IDLE_SECONDS = 30.0
+WATCH_SECONDS = 0.002  # a watched step still running after 1-2 checks is handed off
 
 
 class Helpers:
@@ -72,3 +74,47 @@ class Helpers:
 
 
 HELPERS = Helpers()
+
+
+class Watchdog:
+    """One daemon thread calling ``check()`` on every watched run each ``interval``;
+    it sleeps on an event while nothing is watched."""
+
+    def __init__(self, interval: float = WATCH_SECONDS):
+        self.interval = interval
+        self._runs: list = []
+        self._lock = threading.Lock()
+        self._wake = threading.Event()
+        self._thread = None
+
+    def watch(self, run) -> None:
+        with self._lock:
+            self._runs.append(run)
+            if self._thread is None:
+                self._thread = threading.Thread(target=self._loop, daemon=True,
+                                                name="pfd-watchdog")
+                self._thread.start()
+        if not self._wake.is_set():
+            self._wake.set()
+
+    def unwatch(self, run) -> None:
+        with self._lock:
+            self._runs.remove(run)
+
+    def _loop(self) -> None:
+        note_thread(threading.get_ident())
+        while True:
+            self._wake.wait()
+            time.sleep(self.interval)
+            with self._lock:
+                runs = list(self._runs)
+                if not runs:
+                    self._wake.clear()
+            for run in runs:
+                try:
+                    run.check()
+                except Exception:  # noqa: BLE001 - the watchdog must outlive any run
+                    pass
+
+
+WATCHDOG = Watchdog()
