@@ -12,7 +12,9 @@ subscriber the executor takes its fast path and makes no events at all.
 
 Events that ran in another process (a Dask worker, SPEC §8) are re-emitted
 here with a ``thread`` that ``remote_thread`` made: a negative number, and
-``origin(event.thread)`` names the process (address, pid, thread name).
+``origin(event.thread)`` names the process (address, pid, thread name). The op
+events among them (``WORKER_EVENTS``) also carry the worker's address and pid
+as fields, ``worker`` and ``pid`` (SPEC §3b); other events read them as ``None``.
 """
 from __future__ import annotations
 
@@ -26,7 +28,7 @@ from .trace.summary import ValueSummary
 __all__ = ["RunStart", "OpStart", "OpEnd", "OpError", "RunEnd", "BreakpointHit", "Warning",
            "ValueSummary", "subscribe", "Subscription", "EVENT_TYPES", "CAPTURE_LEVELS",
            "listening", "emit", "next_seq", "Origin", "origin", "remote_thread", "thread_name",
-           "note_thread"]
+           "note_thread", "WORKER_EVENTS", "OPTIONAL_TAIL", "without_empty_tail"]
 
 CAPTURE_LEVELS = ("none", "summary", "full")
 _seq = itertools.count(1)
@@ -61,6 +63,8 @@ class OpStart(NamedTuple):
     parent: str | None = None
     source: str = ""
     producers: tuple = ()     # op producing each input (for dataflow arrows)
+    worker: str | None = None  # a Dask worker's address, for events that ran there (§3b)
+    pid: int | None = None     # that worker's process id
 
 
 class OpEnd(NamedTuple):
@@ -74,6 +78,8 @@ class OpEnd(NamedTuple):
     duration_ns: int
     inputs: tuple = ()        # ValueSummary per input (capture >= "summary")
     outputs: tuple = ()       # ValueSummary per output
+    worker: str | None = None
+    pid: int | None = None
 
 
 class OpError(NamedTuple):
@@ -88,6 +94,8 @@ class OpError(NamedTuple):
     message: str
     source: str = ""
     duration_ns: int = 0
+    worker: str | None = None
+    pid: int | None = None
 
 
 class RunEnd(NamedTuple):
@@ -113,6 +121,8 @@ class BreakpointHit(NamedTuple):
     parent: str | None
     when: str                 # "before" | "after" | "error"
     breakpoint: str           # a description of the breakpoint, "" when stepping
+    worker: str | None = None
+    pid: int | None = None
 
 
 class Warning(NamedTuple):  # noqa: A001 - the SPEC's event name
@@ -130,6 +140,8 @@ class Warning(NamedTuple):  # noqa: A001 - the SPEC's event name
     inputs: tuple = ()         # input_modified: each input's ValueSummary after the op ran
     source: str = ""           # where the op was created (file:line)
     hint: str = ""             # how to fix it
+    worker: str | None = None
+    pid: int | None = None
 
     @property
     def category(self) -> str:
@@ -189,6 +201,70 @@ def origin(thread: int) -> Origin | None:
 
 EVENT_TYPES = {cls.__name__: cls for cls in
                (RunStart, OpStart, OpEnd, OpError, RunEnd, BreakpointHit, Warning)}
+
+# -- the optional ``worker``/``pid`` tail -------------------------------------------
+# Only events that ran in a Dask worker hold these two items: every other event ends
+# before them (as events did before they existed, so traces and the wire stay as they
+# were) and reads them as ``None``. Hot paths build events with ``tuple.__new__`` and
+# simply leave them out; the constructor, ``_replace`` and decoding leave out a tail
+# that is ``None``.
+OPTIONAL_TAIL = ("worker", "pid")
+WORKER_EVENTS = (OpStart, OpEnd, OpError, BreakpointHit, Warning)
+_tuple_new = tuple.__new__
+
+
+def _tail_field(i: int):
+    def get(self):
+        return self[i] if len(self) > i else None
+    return property(get, doc="A Dask worker's address and pid, for events that ran there "
+                             "(else None).")
+
+
+def without_empty_tail(event):
+    """``event`` without its worker/pid items when both are ``None`` (the usual form)."""
+    if len(event) == len(event._fields) and event[-1] is None and event[-2] is None:
+        return _tuple_new(event.__class__, event[:-2])
+    return event
+
+
+def _short_new(cls, new):
+    """A constructor like NamedTuple's (same signature and defaults, made the way
+    ``collections.namedtuple`` makes its own, at the same cost) that leaves out a
+    ``None`` worker/pid tail."""
+    head, tail = cls._fields[:-2], cls._fields[-2:]
+    source = (f"def __new__(_cls, {', '.join(cls._fields)}):\n"
+              f"    if {tail[0]} is None and {tail[1]} is None:\n"
+              f"        return _tuple_new(_cls, ({', '.join(head)},))\n"
+              f"    return _tuple_new(_cls, ({', '.join(cls._fields)},))\n")
+    namespace = {"_tuple_new": _tuple_new}
+    exec(source, namespace)  # noqa: S102 - our own field names only, as namedtuple does
+    made = namespace["__new__"]
+    made.__defaults__, made.__qualname__ = new.__defaults__, f"{cls.__name__}.__new__"
+    return staticmethod(made)
+
+
+def _padded(self):
+    cls = self.__class__
+    missing = cls._fields[len(self):]
+    return _tuple_new(cls, (*self, *(cls._field_defaults[f] for f in missing))) \
+        if missing else self
+
+
+def _make_tolerant(cls) -> None:
+    replace, asdict, rep = cls._replace, cls._asdict, cls.__repr__
+    n = len(cls._fields)
+    for i, name in enumerate(OPTIONAL_TAIL, start=n - len(OPTIONAL_TAIL)):
+        assert cls._fields[i] == name, f"{cls.__name__}: {name} must be field {i}"
+        setattr(cls, name, _tail_field(i))
+    cls.__new__ = _short_new(cls, cls.__new__)
+    cls._replace = lambda self, /, **kw: without_empty_tail(replace(_padded(self), **kw))
+    cls._asdict = lambda self: asdict(_padded(self))
+    cls.__repr__ = lambda self: rep(_padded(self))
+
+
+for _cls in WORKER_EVENTS:
+    _make_tolerant(_cls)
+del _cls
 
 # -- the bus ----------------------------------------------------------------------
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import base64
 import importlib
+import math
 import sys
 import types
 
@@ -17,6 +18,7 @@ import numpy as np
 
 from .dtypes import DType, as_dtype
 from .graph import graph as _graph_mod
+from .graph.big_build import BIG, defer_full_collections
 from .graph.graph import get_default_graph
 from .graph.operation import Operation
 from .graph.shape import TensorShape
@@ -53,26 +55,94 @@ def _encode_value(v):
 
 
 def _decode_value(v, ops_by_name):
+    """An attribute's value from its JSON form (nesting bounded by ``check_graph_def``)."""
     if not isinstance(v, dict):
         return v
     if "dtype" in v and len(v) == 1:
         return as_dtype(v["dtype"])
     if "shape" in v and len(v) == 1:
-        return TensorShape(v["shape"])
+        return TensorShape(_dims(v["shape"]))
     if "op" in v:
         return ops_by_name[v["op"]]
-    if "tuple" in v:
+    if "tuple" in v and isinstance(v["tuple"], list):
         return tuple(_decode_value(x, ops_by_name) for x in v["tuple"])
-    if "tensor" in v:
-        t = v["tensor"]
-        if t["dtype"] == "string":
-            flat = np.empty(len(t["b64"]), dtype=object)
-            flat[:] = [base64.b64decode(s) for s in t["b64"]]
-            arr = flat.reshape(t["shape"])
-        else:
-            arr = np.asarray(t["values"], dtype=as_dtype(t["dtype"]).np_dtype).reshape(t["shape"])
-        return arr[()] if arr.ndim == 0 else arr
-    raise ValueError(f"unknown attr encoding {v!r}")
+    if "tensor" in v and isinstance(v["tensor"], dict):
+        return _decode_tensor(v["tensor"])
+    raise ValueError(f"unknown attr encoding {str(v)[:100]}")
+
+
+_MAX_DIM = 1 << 62
+
+
+def _dims(dims):
+    """A shape's dims: ``None`` (unknown rank) or a list of sizes, ``None``/-1 unknown."""
+    if dims is None:
+        return None
+    if not isinstance(dims, list) or not all(
+            d is None or type(d) is int and -1 <= d < _MAX_DIM for d in dims):
+        raise ValueError(f"a shape is null or a list of sizes (integers >= -1), "
+                         f"not {str(dims)[:100]}")
+    return dims
+
+
+def _decode_tensor(t: dict):
+    dtype = t.get("dtype")
+    if not isinstance(dtype, str):
+        raise ValueError(f"a tensor's 'dtype' must be a string, not {str(dtype)[:40]}")
+    dtype = as_dtype(dtype)
+    shape = _dims(t.get("shape"))
+    if shape is None or None in shape or -1 in shape:
+        raise ValueError(f"a tensor's 'shape' must be fully known, not {shape}")
+    if math.prod(shape) > _MAX_DIM:
+        raise ValueError(f"a tensor's shape {shape} is too large")
+    if dtype.is_string:
+        b64 = t.get("b64")
+        if not isinstance(b64, list) or not all(isinstance(s, str) for s in b64):
+            raise ValueError("a string tensor's 'b64' must be a list of base64 strings")
+        flat = np.empty(len(b64), dtype=object)
+        flat[:] = [base64.b64decode(s, validate=True) for s in b64]
+    else:
+        values = t.get("values")
+        if not isinstance(values, list) or not all(type(x) in _SCALARS for x in values):
+            raise ValueError("a tensor's 'values' must be a flat list of numbers")
+        flat = _fitting(values, dtype)
+    if flat.size != math.prod(shape):
+        raise ValueError(f"a tensor of shape {shape} holds {math.prod(shape)} values, "
+                         f"not {flat.size}")
+    arr = flat.reshape(shape)
+    return arr[()] if arr.ndim == 0 else arr
+
+
+_SCALARS = (bool, int, float, complex)
+
+
+def _fitting(values: list, dtype):
+    """``values`` as an array of ``dtype``; ``ValueError`` naming one that does not fit
+    (``np.asarray`` would raise ``OverflowError``, or silently wrap or round)."""
+    want = dtype.np_dtype
+    try:
+        with np.errstate(over="ignore"):   # a float beyond the dtype's range: inf, as in TF
+            flat = np.asarray(values, dtype=want)
+    except (OverflowError, TypeError, ValueError):
+        flat = None
+    if flat is not None and (want.kind not in "iub" or _exact(values, flat)):
+        return flat
+    for x in values:   # name the first value that does not fit
+        try:
+            one = np.asarray([x], dtype=want)
+        except (OverflowError, TypeError, ValueError):
+            one = None
+        if one is None or want.kind in "iub" and one[0] != x:
+            raise ValueError(f"value {str(x)[:40]} does not fit the tensor's dtype "
+                             f"{dtype.name}")
+    raise ValueError(f"the values do not fit the tensor's dtype {dtype.name}")
+
+
+def _exact(values: list, flat) -> bool:
+    """Whether integer/bool ``flat`` holds ``values`` unchanged (no float truncated to an
+    int, no number taken as ``True``)."""
+    return flat.tolist() == values if flat.dtype.kind != "b" else \
+        all(type(x) is bool for x in values)
 
 
 def graph_to_dict(graph) -> dict:
@@ -152,6 +222,8 @@ def import_graph_def(graph_def, input_map=None, return_elements=None, name="impo
     """
     nodes = check_graph_def(graph_def)
     graph = get_default_graph()
+    if len(nodes) >= BIG:  # what create_op does from its BIG-th op on, from the first
+        defer_full_collections()
     prefix = f"{name}/" if name else ""
     input_map = {k if ":" in k else f"{k}:0": v for k, v in (input_map or {}).items()}
     ops_by_name, tensors = {}, {}
@@ -159,12 +231,12 @@ def import_graph_def(graph_def, input_map=None, return_elements=None, name="impo
         try:
             op = _import_node(node, graph, prefix, input_map, ops_by_name, tensors,
                               resolve_functions)
-        except (KeyError, IndexError, AttributeError, TypeError, ValueError) as e:
-            raise ValueError(f"import_graph_def: node '{node['name']}' ({node['op']}): "
-                             f"{type(e).__name__}: {e}") from e
-        ops_by_name[node["name"]] = op
+        except Exception as e:  # noqa: BLE001 - whatever the file holds: one ValueError
+            raise ValueError(f"import_graph_def: node {node.name[:200]!r} ({node.op}): "
+                             f"{type(e).__name__}: {str(e)[:500]}") from e
+        ops_by_name[node.name] = op
         for i, t in enumerate(op.outputs):
-            tensors[f"{node['name']}:{i}"] = t
+            tensors[f"{node.name}:{i}"] = t
     if return_elements is None:
         return None
     out = []
@@ -177,14 +249,14 @@ def import_graph_def(graph_def, input_map=None, return_elements=None, name="impo
 
 
 def _import_node(node, graph, prefix, input_map, ops_by_name, tensors, resolve_functions):
-    op_def = lookup(node["op"])
+    op_def = lookup(node.op)
     inputs, controls = [], []
-    for ref in node["input"]:
-        if ref.startswith("^"):
+    for ref in node.input:
+        if ref[0] == "^":
             controls.append(ops_by_name[ref[1:]])
         else:
             inputs.append(input_map[ref] if ref in input_map else tensors[ref])
-    attrs = {k: _decode_value(v, ops_by_name) for k, v in node["attr"].items()}
+    attrs = {k: _decode_value(v, ops_by_name) for k, v in node.attr.items()}
     if "token" in attrs and not attrs.get("is_grad"):
         cb = _callback_for(attrs, resolve_functions)
         attrs["callback"] = cb
@@ -192,10 +264,14 @@ def _import_node(node, graph, prefix, input_map, ops_by_name, tensors, resolve_f
             graph._keep_alive(cb)
     check_attrs(op_def, attrs)
     check_types(op_def, inputs, eager=False)
-    with graph.control_dependencies(controls), graph.device(node["device"]):
-        specs = _out_specs(op_def, attrs, inputs)
-        op = graph.create_op(op_def, inputs, attrs, name=prefix + node["name"],
-                             out_specs=specs, source=SourceLocation(*node["source"]))
+    specs = _out_specs(op_def, attrs, inputs)
+    source = SourceLocation(*node.source)
+    if controls:
+        with graph.control_dependencies(controls):
+            op = graph.create_op(op_def, inputs, attrs, prefix + node.name, specs, source)
+    else:  # most nodes: the context manager would cost as much as making the op
+        op = graph.create_op(op_def, inputs, attrs, prefix + node.name, specs, source)
+    op.device = node.device  # the node's own, whatever device block is around the import
     # build the kernel now: a definition it cannot run with fails here, naming the node
     op_def.bind(op) if op_def.bind is not None else op_def.kernel(op.attrs)
     if op_def.cse_key is not None:

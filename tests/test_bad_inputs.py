@@ -216,6 +216,12 @@ def test_feed_of_symbolic_tensor_names_it():
     with _session(g) as sess, pytest.raises(TypeError) as info:
         sess.run(x, {x: c})
     assert "'c:0'" in str(info.value)
+    assert "The value of a feed cannot be a pfd.Tensor object" in str(info.value)  # TF's words
+    assert "with key <pfd.Tensor 'x:0'" in str(info.value)   # and the placeholder fed
+    with g.as_default():
+        v = tf.Variable(1.0, name="v")
+    with _session(g) as sess, pytest.raises(TypeError, match="'v:0'.*'x:0'"):
+        sess.run(x, {"x:0": v})   # a graph variable: symbolic too
 
 
 def test_feed_key_from_another_graph_names_it():

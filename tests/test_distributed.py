@@ -157,6 +157,34 @@ def test_a_jsonl_trace_keeps_which_worker_ran_each_op(client, worker_pids, tmp_p
     assert pids["d"] is None
 
 
+def test_worker_events_carry_worker_and_pid_as_fields(client, worker_pids, tmp_path):
+    """SPEC §3b: no text to parse; kept by a JSONL trace (even without its origins file)
+    and picked up by the per-op rows."""
+    import csv
+    from pyfunc_debug.trace.export import export_trace
+    from pyfunc_debug.trace.jsonl import origins_path
+    x, fetches = _pipeline()
+    path = tmp_path / "run.jsonl"
+    with pfd.Session(cluster=client) as sess, pfd.trace(path) as tr:
+        sess.run(fetches, {x: np.arange(3.0)})
+    ends = {e.op: e for e in tr.events if type(e) is pfd.events.OpEnd}
+    address = pfd.events.origin(ends["c"].thread).address
+    assert (ends["c"].worker, ends["c"].pid) == (address, worker_pids[1])
+    assert ends["a"].pid == worker_pids[0] and ends["a"].worker.startswith("tcp://")
+    assert (ends["d"].worker, ends["d"].pid) == (None, None)   # ran here
+    assert all(e.worker for e in tr.events
+               if type(e) is pfd.events.OpStart and e.op in ("a", "b", "c"))
+    os.remove(origins_path(path))   # the fields alone say where each op ran
+    loaded = {e.op: e for e in pfd.load_trace(path) if type(e) is pfd.events.OpEnd}
+    assert (loaded["c"].worker, loaded["c"].pid) == (address, worker_pids[1])
+    assert loaded["d"].worker is None
+    out, _ = export_trace(str(path), "csv", str(tmp_path / "rows.csv"))
+    with open(out, newline="") as f:
+        rows = {r["op"]: r for r in csv.DictReader(f)}
+    assert (rows["c"]["worker"], int(rows["c"]["pid"])) == (address, worker_pids[1])
+    assert rows["d"]["worker"] == "" and int(rows["d"]["pid"]) == os.getpid()
+
+
 def test_a_breakpoint_on_a_placed_op_pauses_it_on_its_worker(client, worker_pids):
     from pyfunc_debug.debug import Debugger
     x, fetches = _pipeline()

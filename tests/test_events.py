@@ -187,3 +187,24 @@ def test_concurrent_sessions_with_tracing_lose_no_events():
     assert len(tr.events) == 4 * runs_per_thread * per_run
     assert len({e.seq for e in tr.events}) == len(tr.events)
     assert len({e.run_id for e in tr.events}) == 4 * runs_per_thread
+
+
+def test_worker_and_pid_are_optional_fields_that_read_none_here():
+    """SPEC §3b: op events may carry a Dask worker's address and pid; every other event
+    (and one a hot path builds without them) reads them as None and stays as short as
+    events were before the fields existed."""
+    local = ev.OpEnd(1, 1, 10, 7, "op", "PyFunc", None, 5)
+    fast = tuple.__new__(ev.OpStart, (2, 1, 5, 7, "op", "PyFunc", None, "", ()))
+    remote = ev.OpError(3, 1, 11, -1, "op", "PyFunc", None, "E", "m", worker="tcp://w:1",
+                        pid=42)
+    assert {"worker", "pid"} <= set(ev.OpEnd._fields)
+    assert (local.worker, local.pid, fast.worker, fast.pid) == (None,) * 4
+    assert len(local) == len(ev.OpEnd._fields) - 2 and len(fast) == len(ev.OpStart._fields) - 2
+    assert (remote.worker, remote.pid) == ("tcp://w:1", 42)
+    stamped = fast._replace(seq=9, worker="tcp://w:1", pid=42)
+    assert (stamped.seq, stamped.worker, stamped.pid) == (9, "tcp://w:1", 42)
+    assert stamped._replace(worker=None, pid=None) == fast._replace(seq=9)
+    assert fast._asdict()["worker"] is None and "worker=None" in repr(fast)
+    import pickle
+    assert pickle.loads(pickle.dumps(remote)) == remote
+    assert pickle.loads(pickle.dumps(fast)) == fast

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import copy
 import json
+import re
 import warnings
 
 import numpy as np
@@ -117,6 +118,61 @@ def test_random_returns_are_converted_or_refused_cleanly(tout, ret, wrapper):
             for o, t in zip(outs, touts):
                 assert dtype_of(o) == (object if t.is_string else t.np_dtype)
         assert_usable(sess)
+
+
+# ----------------------------------------------------- returns inside pfd.function, as TF
+
+_E = tf.errors
+# (returned, Tout, what TensorFlow 2.21 gives: the fetched values, or (error class, text)),
+# observed with compat.v1.numpy_function inside tf.function, Tout a list, a string input
+TF_RETURNS = {
+    "bytes keeps its NUL": (b"a\0", [tf.string], [b"a\x00"]),
+    "np.bytes_ keeps its NUL": (np.bytes_(b"a\0"), [tf.string], [b"a\x00"]),
+    "list of bytes keeps NULs": ([[b"a\0", b"b"]], [tf.string], [[b"a\x00", b"b"]]),
+    "str is UTF-8": ("\xe9", [tf.string], [b"\xc3\xa9"]),
+    "str loses a trailing NUL": ("a\0", [tf.string], [b"a"]),
+    "a U array copy is UTF-8": (np.array(["\xe9", "cd"])[::-1], [tf.string],
+                                [[b"cd", b"\xc3\xa9"]]),
+    "a U array as it is: ASCII only": (np.array(["\xe9"]), [tf.string],
+                                       (_E.InvalidArgumentError, "UnicodeEncodeError")),
+    "a 0-d U array: ASCII only": ([np.array("\xe9")], [tf.string],
+                                  (_E.InvalidArgumentError, "UnicodeEncodeError")),
+    "an ASCII U array": (np.array(["ab", "c"]), [tf.string], [[b"ab", b"c"]]),
+    "bytes for a float": (b"x", [tf.float32], (_E.InvalidArgumentError, "is string")),
+    "longdouble": (np.longdouble(1.5), [tf.float64],
+                   (_E.InternalError, "Unsupported numpy type: NPY_LONGDOUBLE")),
+    "clongdouble": (np.array([1j], dtype=np.clongdouble), [tf.complex128],
+                    (_E.InternalError, "Unsupported numpy type: NPY_CLONGDOUBLE")),
+    "datetime": (np.datetime64("2020-01-01"), [tf.int64],
+                 (_E.InternalError, "Unsupported numpy type: NPY_DATETIME")),
+    "ragged": ([[[1.0], [2.0, 3.0]]], [tf.float64], (_E.InvalidArgumentError, "ValueError")),
+    "object array of ints": (np.array([1, 2], dtype=object), [tf.int64],
+                             (_E.InternalError, "Unsupported object type int")),
+    "a symbolic tensor": (None, [tf.string], (_E.InternalError, "SymbolicTensor")),
+    # TF reads these bytes unswapped (a wrong value): the value itself, here
+    "big-endian float32": (np.array([1.5], dtype=">f4"), [tf.float32], [[1.5]]),
+}
+
+
+@pytest.mark.parametrize("case", sorted(TF_RETURNS))
+def test_returns_inside_a_function_are_converted_as_tf_does(case):
+    ret, tout, want = TF_RETURNS[case]
+
+    @tf.function
+    def f(x):
+        value = x if ret is None else ret   # None: the traced input itself, out of scope
+        return tf.compat.v1.numpy_function(lambda a: value, [x], tout, name="wrapped")
+
+    if isinstance(want, tuple):
+        with pytest.raises(want[0], match=re.escape(want[1])):
+            f(tf.constant(["s"]))
+        return
+    got = f(tf.constant(["s"]))
+    assert len(got) == len(want)
+    for g, w in zip(got, want):
+        w = np.asarray(w, dtype=object if tout[0].is_string else tout[0].np_dtype)
+        assert g.dtype is tout[0]
+        assert np.asarray(g.numpy(), dtype=w.dtype).tolist() == w.tolist()
 
 
 # ----------------------------------------------------- random feeds

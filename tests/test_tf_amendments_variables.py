@@ -24,6 +24,24 @@ def test_eager_variable_assign_family_and_reads():
         v.assign([1.0])
 
 
+def test_an_eager_variable_has_no_initializer_to_run_as_in_tf():
+    """TF's ``test_variable_arguments[eager]`` runs ``self.evaluate(v1.initializer)``:
+    eagerly a variable is initialised already and its ``initializer`` is ``None``;
+    graph-only attributes raise what TF raises."""
+    v = tf.Variable(1.0)
+    assert v.initializer is None
+    assert tf.compat.v1.global_variables_initializer() is None
+    with pytest.raises(RuntimeError, match="not supported when eager execution is enabled"):
+        v.initial_value
+    with pytest.raises(AttributeError, match="undefined when eager execution is enabled"):
+        v.op
+    with pytest.raises(AttributeError, match="no attribute 'nothing'"):
+        v.nothing
+    with tf.Graph().as_default():
+        g = tf.Variable(1.0)
+    assert g.initializer.type == "Assign" and g.op.type != "Assign"
+
+
 def test_trainable_variables_are_watched_automatically():
     v = tf.Variable(3.0)
     with tf.GradientTape() as tape:

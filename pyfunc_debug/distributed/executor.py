@@ -3,7 +3,8 @@
 Segments run one after another in plan order (each waits for the values it
 reads). A remote segment is one ``client.submit`` of ``task.run_segment``
 pinned to its worker; its events come back with the results and are emitted
-on this process's bus, stamped with the worker (``events.origin``). While it
+on this process's bus, stamped with the worker (``events.origin`` of their
+``thread``, and their ``worker`` and ``pid`` fields). While it
 runs, pauses of its ops that a debugger here asked for are answered
 (``pauses.py``).
 """
@@ -199,8 +200,12 @@ def _relay(result, ctx, t_submit: int, t_back: int) -> None:
     shift = t_submit + max(0, (t_back - t_submit) - span) // 2 - result["t_start"]
     # the UI and saved traces show where an op ran next to where it was made
     where = f" (on {ev.origin(thread).label})"
+    address, pid = result["address"], result["pid"]
     for e in result["events"]:
-        e = e._replace(seq=ev.next_seq(), run_id=ctx.run_id, t_ns=e.t_ns + shift, thread=thread)
+        fields = {"seq": ev.next_seq(), "run_id": ctx.run_id, "t_ns": e.t_ns + shift,
+                  "thread": thread}
+        if type(e) in ev.WORKER_EVENTS:   # as fields too (SPEC §3b): no text to parse
+            fields.update(worker=address, pid=pid)
         if type(e) in (ev.OpStart, ev.OpError) and e.source:
-            e = e._replace(source=e.source + where)
-        ev._bus.emit(e)
+            fields["source"] = e.source + where
+        ev._bus.emit(e._replace(**fields))

@@ -155,8 +155,8 @@ def _bind_pyfunc(op, call=None):
         except OpError as e:
             e.returned = ret   # what the function gave back: the debugger shows it
             raise
-        except Exception as e:  # numpy conversion failures of odd returns
-            raise InternalError(None, None, f"Unsupported object type {type(ret).__name__}") from e
+        except Exception as e:  # TF converts results in Python: its errors map the same way
+            raise map_exception(e) from e
     return kernel
 
 
@@ -402,6 +402,8 @@ def _warn_if_graph_would_fail(func, ret, touts) -> None:
         return
     except OpError as e:
         problem = e.message.splitlines()[0]
+    except Exception as e:  # noqa: BLE001 - the conversion itself fails (TF: an error too)
+        problem = f"{type(e).__name__}: {e}"
     where = user_frame(3)
     events.emit(events.Warning(
         events.next_seq(), None, time.perf_counter_ns(), threading.get_ident(), "numpy_function",

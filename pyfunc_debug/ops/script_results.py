@@ -29,22 +29,58 @@ def _count_error(token: str, got: int, want: int):
                                 f"{want} values.")
 
 
+# numpy types TF names when it refuses them (``NdarrayToTensor``)
+_NPY_NAMES = {"g": "NPY_LONGDOUBLE", "G": "NPY_CLONGDOUBLE", "M": "NPY_DATETIME",
+              "m": "NPY_TIMEDELTA"}
+
+
+def _tf_convert(value) -> np.ndarray:
+    """One returned value as TF's ``FuncRegistry._convert`` makes it, quirks included.
+
+    ``bytes`` (and lists of them) become object arrays of the very objects
+    returned, so NULs survive; other ``str`` values are UTF-8 encoded; a ``U``
+    array returned as it is goes through ``astype(bytes)``, which only takes
+    ASCII (TF fails on ``np.array(["é"])`` with ``UnicodeEncodeError``). Its
+    exceptions are the function's own (mapped like one it raised).
+    """
+    result = np.asarray(value, order="C")
+    char = result.dtype.char
+    if char == "S" and result is not value:
+        return np.asarray(value, order="C", dtype=object)
+    if char == "U" and result is not value:
+        value = np.vectorize(lambda x: x.encode("utf8"))(value)
+        return np.asarray(value, order="C", dtype=object)
+    if char == "U":
+        return result.astype(np.bytes_)
+    return result
+
+
 def _to_array(value) -> np.ndarray:
     """One returned value as an array, rejecting what TF cannot hold (TF#23)."""
-    arr = np.asarray(value)
-    if arr.dtype.names is not None or arr.dtype.kind == "V":
+    arr = _tf_convert(value)
+    dt = arr.dtype
+    if dt.names is not None or dt.kind == "V":
         raise InternalError(None, None, "Unsupported numpy data type")
-    if arr.dtype.kind == "O":
+    if dt.kind == "O":
         for item in arr.reshape(-1):
-            if not isinstance(item, (bytes, str, np.bytes_, np.str_)):
+            if not isinstance(item, (bytes, str)):
                 raise InternalError(None, None, f"Unsupported object type {type(item).__name__}")
-    if arr.dtype.kind not in "biufcSUO":
-        raise InternalError(None, None, f"Unsupported numpy data type {arr.dtype}")
+        return arr
+    if dt.char in _NPY_NAMES:
+        raise InternalError(None, None, f"Unsupported numpy type: {_NPY_NAMES[dt.char]}")
+    if dt.kind not in "biufcS":
+        raise InternalError(None, None, f"Unsupported numpy data type {dt}")
+    if not dt.isnative:  # TF would read the bytes as they lie (a wrong value): swap them
+        arr = arr.astype(dt.newbyteorder("="))
     return arr
 
 
 def split_strict(ret) -> list:
-    """Split a return value into outputs as TF's registry does (TF#17, TF#21)."""
+    """Split a return value into outputs as TF's registry does (TF#17, TF#21).
+
+    Exceptions other than ``OpError``s come from the conversion TF makes in
+    Python: callers map them as they map the function's own.
+    """
     if ret is None:
         return []
     if isinstance(ret, bytes):

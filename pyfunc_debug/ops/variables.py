@@ -134,6 +134,14 @@ class _ReadRecord:
 
 # -- the Variable -----------------------------------------------------------
 
+# what TF raises for graph-only attributes of an eager variable
+_EAGER_ONLY_ERRORS = {
+    "initial_value": (RuntimeError, "This property is not supported when eager execution is "
+                      "enabled."),
+    "op": (AttributeError, "Tensor.op is undefined when eager execution is enabled."),
+}
+
+
 class Variable:
     """A mutable tensor: ``Variable(initial_value, dtype=None, name=None, trainable=True)``."""
 
@@ -164,6 +172,7 @@ class Variable:
             self._value = t._value
             self._name = f"{name or 'Variable'}:{next(_eager_names)}" if name is None \
                 else f"{name}:0"
+            self.initializer = None  # as TF: initialised already (``evaluate(None)`` is None)
             return
         with graph.as_default():
             init = as_tensor_in(initial_value, graph, dt)
@@ -181,6 +190,14 @@ class Variable:
         graph.add_to_collection("variables", self)
         if self.trainable:
             graph.add_to_collection("trainable_variables", self)
+
+    def __getattr__(self, name):
+        # reached only for attributes this variable lacks: an eager one's graph-only ones
+        message = _EAGER_ONLY_ERRORS.get(name) if self.__dict__.get("_graph", 0) is None \
+            else None
+        if message is None:
+            raise AttributeError(f"'Variable' object has no attribute '{name}'")
+        raise message[0](message[1])
 
     # -- what both kinds share -------------------------------------------------
     @property

@@ -34,10 +34,12 @@ def feed_tensor(graph, key) -> SymbolicTensor:
 def convert_feed(tensor, value):
     """A fed value in the placeholder's dtype, checked against its static shape."""
     dtype = tensor.dtype
-    if isinstance(value, SymbolicTensor):
-        raise TypeError(f"The value of a feed cannot be a pfd.Tensor object ('{value.name}'). "
-                        "Acceptable feed values include Python scalars, strings, lists, "
-                        "numpy ndarrays, or EagerTensors.")
+    if isinstance(value, SymbolicTensor) or _is_graph_variable(value):
+        # TF's wording, naming the placeholder fed as well as the value
+        raise TypeError("The value of a feed cannot be a pfd.Tensor object. Acceptable feed "
+                        "values include Python scalars, strings, lists, numpy ndarrays, or "
+                        f"EagerTensors. For reference, the tensor object was {_short(value)} "
+                        f"which was passed to the argument `feed_dict` with key {tensor}.")
     if value is None:
         raise TypeError(f"Cannot feed None to tensor '{tensor.name}' of dtype {dtype.name}.")
     if isinstance(value, Tensor):  # an EagerTensor
@@ -53,6 +55,9 @@ def convert_feed(tensor, value):
     except (TypeError, ValueError) as e:
         raise TypeError(f"Cannot feed {_short(value)} to tensor '{tensor.name}' of dtype "
                         f"{dtype.name}: {e}") from None
+    except Exception as e:  # noqa: BLE001 - whatever a fed object's conversion raises
+        raise TypeError(f"Cannot feed {_short(value)} to tensor '{tensor.name}' of dtype "
+                        f"{dtype.name}: {type(e).__name__}: {e}") from e
     if not tensor.shape.is_compatible_with(arr.shape):
         raise ValueError(f"Cannot feed value of shape {arr.shape} for Tensor '{tensor.name}', "
                          f"which has shape {tensor.shape} (op '{tensor.op.name}' created at "
@@ -60,6 +65,15 @@ def convert_feed(tensor, value):
     return scalar_or_array(arr)
 
 
+def _is_graph_variable(value) -> bool:
+    """A graph ``Variable``: symbolic like a tensor (it has no value outside a session)."""
+    return getattr(type(value), "_pfd_variable", False) and \
+        getattr(value, "_graph", None) is not None
+
+
 def _short(value) -> str:
-    text = repr(value)
+    try:
+        text = repr(value)
+    except Exception:  # noqa: BLE001 - a user object whose repr fails
+        text = f"<{type(value).__name__} object>"
     return text if len(text) <= 80 else text[:77] + "..."

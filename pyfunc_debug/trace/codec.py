@@ -16,12 +16,13 @@ from __future__ import annotations
 
 import math
 
-from ..events import EVENT_TYPES
+from ..events import EVENT_TYPES, OPTIONAL_TAIL, WORKER_EVENTS
 from .summary import ROW_FIELDS, ValueSummary, json_number, summary_class
 from .values import valid_key
 
-__all__ = ["event_to_row", "event_from_row", "schema", "strict_row", "strict_fields",
-           "SUMMARY_FIELDS", "FIELD_KINDS", "summary_to_row", "summary_from_row"]
+__all__ = ["event_to_row", "event_from_row", "schema", "schema_compatible", "strict_row",
+           "strict_fields", "SUMMARY_FIELDS", "FIELD_KINDS", "summary_to_row",
+           "summary_from_row"]
 
 SUMMARY_FIELDS = ValueSummary._fields[:ROW_FIELDS]  # ``value`` is stored apart from the event
 _N_SUMMARY = ROW_FIELDS
@@ -83,22 +84,43 @@ FIELD_KINDS = {
     "category": "str", "hint": "str", "parent": "str?", "error": "str?", "ok": "bool",
     "ops": "strs", "folded": "strs", "op_types": "strs", "producers": "strs",
     "deduplicated": "pairs", "inputs": "sums", "outputs": "sums",
+    "worker": "str?", "pid": "int?",
 }
 _NONE = type(None)
 _SIMPLE = {"int": (int,), "int?": (int, _NONE), "str": (str,), "str?": (str, _NONE),
            "bool": (bool,)}
 _NUMBER = (int, float, _NONE)
 _NONFINITE = {"nan": math.nan, "inf": math.inf, "-inf": -math.inf}
-# per event type: (position, field, allowed types) and (position, field, kind) for the rest
+# Rows may end before the optional worker/pid tail (a local event, an older trace):
+# per (event type, row length), (position, field, allowed types) of the simple fields
+# and (position, field, kind) of the rest
 _CHECKS = {}
+_TAIL = {name: len(OPTIONAL_TAIL) if cls in WORKER_EVENTS else 0
+         for name, cls in EVENT_TYPES.items()}
 for _name, _cls in EVENT_TYPES.items():
     _missing = set(_cls._fields) - FIELD_KINDS.keys()
     assert not _missing, f"codec: no kind declared for {_name} fields {_missing}"
-    _CHECKS[_name] = (
-        tuple((i, f, _SIMPLE[FIELD_KINDS[f]]) for i, f in enumerate(_cls._fields)
-              if FIELD_KINDS[f] in _SIMPLE),
-        tuple((i, f, FIELD_KINDS[f]) for i, f in enumerate(_cls._fields)
-              if FIELD_KINDS[f] not in _SIMPLE))
+    for _n in {len(_cls._fields) - _TAIL[_name], len(_cls._fields)}:
+        _CHECKS[_name, _n] = (
+            tuple((i, f, _SIMPLE[FIELD_KINDS[f]]) for i, f in enumerate(_cls._fields[:_n])
+                  if FIELD_KINDS[f] in _SIMPLE),
+            tuple((i, f, FIELD_KINDS[f]) for i, f in enumerate(_cls._fields[:_n])
+                  if FIELD_KINDS[f] not in _SIMPLE))
+
+
+def schema_compatible(rows) -> bool:
+    """Whether a header's row fields (``schema()`` of the writer) can be read: this
+    version's, or an older one's, whose rows lack trailing fields that have defaults."""
+    mine = schema()
+    if type(rows) is not dict or rows.keys() != mine.keys() or \
+            rows["ValueSummary"] != mine["ValueSummary"]:
+        return False
+    for name, cls in EVENT_TYPES.items():
+        theirs = rows[name]
+        if type(theirs) is not list or theirs != mine[name][:len(theirs)] or \
+                not set(cls._fields[len(theirs):]) <= cls._field_defaults.keys():
+            return False
+    return True
 
 
 def _type_name(v) -> str:
@@ -172,20 +194,25 @@ def _json_default(v):
 def event_from_row(row, values=None):
     """The event a row encodes, every field type-checked (``ValueError`` naming the field).
 
-    ``values.get(key)`` supplies captured values referenced by summaries.
+    ``values.get(key)`` supplies captured values referenced by summaries. A row
+    without the worker/pid tail gives an event without it (see ``events``).
     """
     if type(row) is not list or not row or type(row[0]) is not str or row[0] not in EVENT_TYPES:
         raise ValueError(f"unknown event row {str(row)[:60]!r}")
     name = row[0]
     cls = EVENT_TYPES[name]
     fields = row[1:]
-    if len(fields) < len(cls._fields) and set(cls._fields[len(fields):]) <= \
-            cls._field_defaults.keys():   # written before trailing fields were added
-        fields = fields + [_json_default(cls._field_defaults[f])
-                           for f in cls._fields[len(fields):]]
-    if len(fields) != len(cls._fields):
-        raise ValueError(f"{name} row has {len(fields)} fields, expected {len(cls._fields)}")
-    simple, other = _CHECKS[name]
+    n, full = len(fields), len(cls._fields)
+    base = full - _TAIL[name]
+    if n < base and set(cls._fields[n:base]) <= cls._field_defaults.keys():
+        # written before trailing fields were added
+        fields += [_json_default(cls._field_defaults[f]) for f in cls._fields[n:base]]
+        n = base
+    checks = _CHECKS.get((name, n))
+    if checks is None:
+        raise ValueError(f"{name} row has {len(row) - 1} fields, expected "
+                         f"{full if base == full else f'{base} or {full}'}")
+    simple, other = checks
     for i, field, types in simple:
         if type(fields[i]) not in types:
             raise ValueError(f"{name} field {field!r} is {_type_name(fields[i])} "
@@ -200,4 +227,6 @@ def event_from_row(row, values=None):
             fields[i] = _strs(v, field)
         else:
             fields[i] = _pairs(v, field)
-    return cls(*fields)
+    if _TAIL[name] and n == full and fields[-1] is None and fields[-2] is None:
+        del fields[-2:]   # the usual form of an event that did not run in a worker
+    return _new(cls, fields)   # every field it has given: no NamedTuple ``__new__``

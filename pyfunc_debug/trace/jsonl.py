@@ -9,10 +9,12 @@ reaches the final name complete (written under a temporary name, then renamed),
 a captured value's file is complete before the line naming it is written, and
 a torn last line is skipped with a warning. Captured values (capture="full")
 are ``.npy`` files in ``<path>.values/`` (see ``values``). Events that ran in a
-Dask worker carry a negative ``thread``; ``<path>.origins.json`` names the
-worker process of each (address, pid, thread name), and loading gives them
-back (``events.origin``), so a Chrome trace made from a loaded one has a track
-per worker.
+Dask worker carry a negative ``thread`` and their ``worker`` and ``pid``
+fields (rows without them, as local events and older traces have, read as
+``None``); ``<path>.origins.json`` names the worker process of each thread
+(address, pid, thread name), and loading gives them back (``events.origin``),
+so a Chrome trace made from a loaded one has a track per worker. A header
+from before a row type gained trailing fields is read too.
 
 Loading never executes anything from the file (no pickle, no eval) and checks
 every row: a line that is not JSON, an unknown row type, a field of the wrong
@@ -37,7 +39,7 @@ import orjson
 from .. import events as ev
 from ..events import RunEnd
 from .bulk import paused_gc
-from .codec import event_from_row, event_to_row, schema, strict_row
+from .codec import event_from_row, event_to_row, schema, schema_compatible, strict_row
 from .values import BadValue, read_value, values_dir, write_value
 
 __all__ = ["JsonlWriter", "load_trace", "TraceFormatError", "LoadedTrace", "FORMAT", "VERSION",
@@ -341,7 +343,7 @@ def _header(path, first: bytes) -> dict:
                                (f" (newer than this reader, version {VERSION})" if newer else
                                 f" (this reader knows versions 1 to {VERSION})"))
     rows = header.get("rows")
-    if rows is not None and rows != schema():
+    if rows is not None and not schema_compatible(rows):
         raise TraceFormatError(f"{path}:1: the header's row fields differ from version "
                                f"{version}'s (was the file edited?)")
     return header
