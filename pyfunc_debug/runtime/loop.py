@@ -106,11 +106,12 @@ def run_steps(steps, vals, ctx) -> None:
 
 
 def run_watched(steps, vals, ctx, box: list, costs=None, expensive: float = 0.0,
-                timed: bool = False) -> int:
+                samples=None) -> int:
     """``run_steps`` over steps carrying a last field: their index if a watchdog watches
     them (a wrapped function), else -1. A watched step's index is in ``box`` while it
-    runs; a watchdog that pops it takes over the steps after it. With ``costs``,
-    watched steps are timed, and the loop stops before one costlier than ``expensive``.
+    runs; a watchdog that pops it takes over the steps after it. With ``costs``, the
+    loop stops before a watched step costlier than ``expensive``; with ``samples`` (each
+    step's previous time) it times watched steps and updates both.
 
     Returns -1 when all ran; ``i`` when the watchdog claimed step ``i`` (it ran);
     ``-2 - i`` when it stopped before expensive step ``i``.
@@ -123,7 +124,7 @@ def run_watched(steps, vals, ctx, box: list, costs=None, expensive: float = 0.0,
                 if costs is not None:
                     if costs[w] > expensive:
                         return -2 - w
-                    if timed:
+                    if samples is not None:
                         t0 = perf_counter()
                 append(w)
             if mode == 1:
@@ -145,9 +146,10 @@ def run_watched(steps, vals, ctx, box: list, costs=None, expensive: float = 0.0,
                 for s in frees:
                     vals[s] = None
             if w >= 0:
-                if timed:  # grows at most 4x a run once known: one slow call is noise
-                    d, c = perf_counter() - t0, costs[w]
-                    costs[w] = d if c < 0 else min(d, 4 * c + 1e-6)
+                if samples is not None:  # the lesser of two times: one slow call is noise
+                    d = perf_counter() - t0
+                    costs[w] = min(d, samples[w])
+                    samples[w] = d
                 try:
                     pop()  # atomic: empty means the watchdog claimed this step
                 except IndexError:

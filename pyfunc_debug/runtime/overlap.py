@@ -64,11 +64,14 @@ class _Run:
     def inline(self, watched) -> bool:
         """Run in plan order; True once helpers took over the rest."""
         plan = self.plan
-        timed = False
-        if self.costs is not None:  # time one run in TIME_EVERY: a clock read costs ~0.1 µs
-            timed = not plan.runs % TIME_EVERY
-            plan.runs += 1
-        got = run_watched(watched, self.vals, self.ctx, self.box, self.costs, EXPENSIVE, timed)
+        samples = None
+        if self.costs is not None:  # time the first runs, then one in TIME_EVERY (a clock
+            runs = plan.runs        # read costs ~0.1 µs)
+            if runs < 2 or not runs % TIME_EVERY:
+                samples = plan.samples
+            plan.runs = runs + 1
+        got = run_watched(watched, self.vals, self.ctx, self.box, self.costs, EXPENSIVE,
+                          samples)
         if got == -1:
             return False
         with self.cond:
@@ -154,6 +157,7 @@ class _Run:
         """Run ready steps until none is left (or one failed)."""
         cond, psteps, vals, ctx, costs = (self.cond, self.plan.parallel_steps, self.vals,
                                           self.ctx, self.costs)
+        samples = self.plan.samples
         while True:
             with cond:
                 while not self.ready and self.left and self.error is None:
@@ -169,8 +173,9 @@ class _Run:
                 t0 = perf_counter()
                 run_steps((psteps[i],), vals, ctx)
                 if costs is not None:
-                    d, c = perf_counter() - t0, costs[i]
-                    costs[i] = d if c < 0 else min(d, 4 * c + 1e-6)
+                    d = perf_counter() - t0
+                    costs[i] = min(d, samples[i])
+                    samples[i] = d
             except BaseException as e:  # noqa: BLE001 - raised by the calling thread
                 with cond:
                     if self.error is None:
@@ -192,9 +197,11 @@ def run_overlapped(plan, vals, ctx, width: int = 1) -> None:
         watched = plan.overlap_schedule = _watched(plan)
     costs = None
     if width > 1:
+        if plan.costs is None:  # a step's cost: the lesser of its last two times
+            plan.costs = [0.0] * len(plan.steps)
+        if plan.samples is None:
+            plan.samples = [0.0] * len(plan.steps)
         costs = plan.costs
-        if costs is None:
-            costs = plan.costs = [-1.0] * len(plan.steps)  # -1: not timed yet
     run = _Run(plan, vals, ctx, costs, width)
     WATCHDOG.watch(run)
     try:

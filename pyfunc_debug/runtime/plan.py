@@ -69,7 +69,8 @@ class Plan:
     blocking: tuple = ()             # per step: it calls Python, so it may block
     overlap_schedule: list | None = None  # built on the first concurrent run (overlap.py)
     dependents: list | None = None   # per step, the steps waiting for it (overlap.py)
-    costs: list | None = None        # per step, its last time under an inter-op pool
+    costs: list | None = None        # per step, its time under an inter-op pool (overlap.py)
+    samples: list | None = None      # per step, its last time measured
     runs: int = 0                    # runs under an inter-op pool (every few are timed)
     event_info: list | None = None   # per-step data for events, built on first observed run
     event_heads: tuple | None = None  # (op names, op types) every RunStart of the plan carries
