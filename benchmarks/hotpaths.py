@@ -19,7 +19,8 @@ prints the median ratio and the spread (min–max over the rounds). Cases:
   GIL-releasing numpy work, against the default session;
 - ``scheduling`` (issue 28): in a default ``Session()`` a wide graph (``--width``
   independent scalar ``py_func`` branches summed pairwise) against a chain of
-  as many ops; ``inter_op_threads=2`` on that wide graph against
+  as many ops; ``inter_op_threads=2`` on that wide graph, and on one whose
+  branches run ~20 µs of Python holding the GIL, against
   ``inter_op_threads=1``; a wide graph of GIL-releasing numpy work (64k
   elements a branch) under ``inter_op_threads=2`` against a plain
   ``ThreadPoolExecutor(2)`` doing the same work;
@@ -294,6 +295,13 @@ def wide_pairwise(branches: int, body=add_one, dtype=None):
     return g, x, level[0]
 
 
+def python_work(x):
+    total = 0
+    for i in range(400):
+        total += i
+    return x + np.float32(total % 3)
+
+
 def numpy_work(a):
     return np.sqrt(a * 1.5).sum()
 
@@ -316,6 +324,12 @@ def case_scheduling(rounds: int, width: int = 1000, size: int = 65536) -> None:
          ratios(session_run(g, x, y, one, inter_op_threads=1),
                 {"Session(inter_op_threads=2)": session_run(g, x, y, one, inter_op_threads=2)},
                 rounds, 5), 2 * width, {"Session(inter_op_threads=2)": 1.2})
+    g, x, y = wide_pairwise(width, python_work)
+    show(f"inter_op_threads=2 on a wide graph of {width} py_func doing ~20 µs of Python "
+         f"(holding the GIL: threads cannot help) (base = inter_op_threads=1)",
+         ratios(session_run(g, x, y, one, inter_op_threads=1),
+                {"Session(inter_op_threads=2)": session_run(g, x, y, one, inter_op_threads=2)},
+                rounds, 3), 2 * width, {"Session(inter_op_threads=2)": 1.2})
     value = np.random.default_rng(0).random(size)
     g, x, y = wide_pairwise(width, numpy_work, pfd.float64)
     pool = ThreadPoolExecutor(2)

@@ -23,6 +23,7 @@ __all__ = ["run_overlapped", "EXPENSIVE"]
 
 EXPENSIVE = 15e-6   # seconds: a step worth a thread hand-off (which costs a few µs)
 TIME_EVERY = 4
+RETRY_EVERY = 32    # runs: how often a plan whose spread runs were slower tries again
 
 
 def _watched(plan) -> tuple:
@@ -61,7 +62,7 @@ class _Run:
         self.error = None
 
     # -- the calling thread ---------------------------------------------------
-    def inline(self, watched) -> bool:
+    def inline(self, watched, expensive: float = EXPENSIVE) -> bool:
         """Run in plan order; True once helpers took over the rest."""
         plan = self.plan
         samples = None
@@ -70,7 +71,7 @@ class _Run:
             if runs < 2 or not runs % TIME_EVERY:
                 samples = plan.samples
             plan.runs = runs + 1
-        got = run_watched(watched, self.vals, self.ctx, self.box, self.costs, EXPENSIVE,
+        got = run_watched(watched, self.vals, self.ctx, self.box, self.costs, expensive,
                           samples)
         if got == -1:
             return False
@@ -108,6 +109,7 @@ class _Run:
                     self.seen = -1
                     return
                 self._share(k, running=True)
+                self.seen = -2  # spread by the watchdog, not by cost
                 spawn = True
             else:
                 spawn = bool(self.ready) and not self.idle and self.progress == self.seen_progress
@@ -195,18 +197,31 @@ def run_overlapped(plan, vals, ctx, width: int = 1) -> None:
     watched = plan.overlap_schedule
     if watched is None:
         watched = plan.overlap_schedule = _watched(plan)
-    costs = None
+    costs, timings, expensive = None, None, EXPENSIVE
     if width > 1:
         if plan.costs is None:  # a step's cost: the lesser of its last two times
             plan.costs = [0.0] * len(plan.steps)
         if plan.samples is None:
             plan.samples = [0.0] * len(plan.steps)
         costs = plan.costs
+        timings = plan.timings
+        if timings is None:
+            timings = plan.timings = [0.0] * 4
+        # threads never hurt: spread only while spread runs beat inline ones (Python work
+        # holding the GIL does not gain), by the better of the last two of each (noise);
+        # try again now and then
+        if min(timings[2:]) > min(timings[:2]) and plan.runs % RETRY_EVERY:
+            expensive = float("inf")
     run = _Run(plan, vals, ctx, costs, width)
     WATCHDOG.watch(run)
+    t0 = perf_counter()
     try:
-        if run.inline(watched):
+        if run.inline(watched, expensive):
             run.join()
+            if timings is not None and run.seen != -2:
+                timings[2:] = perf_counter() - t0, timings[2]
+        elif timings is not None:
+            timings[:2] = perf_counter() - t0, timings[0]
     except BaseException as e:
         with run.cond:  # helpers stop taking steps (KeyboardInterrupt, an op's error)
             if run.error is None:

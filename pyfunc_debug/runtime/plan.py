@@ -71,6 +71,7 @@ class Plan:
     dependents: list | None = None   # per step, the steps waiting for it (overlap.py)
     costs: list | None = None        # per step, its time under an inter-op pool (overlap.py)
     samples: list | None = None      # per step, its last time measured
+    timings: list | None = None      # seconds of the last two inline, last two spread runs
     runs: int = 0                    # runs under an inter-op pool (every few are timed)
     event_info: list | None = None   # per-step data for events, built on first observed run
     event_heads: tuple | None = None  # (op names, op types) every RunStart of the plan carries
