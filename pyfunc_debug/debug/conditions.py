@@ -17,7 +17,6 @@ from __future__ import annotations
 import ast
 import builtins
 import math
-import operator
 from dataclasses import dataclass
 from typing import Callable
 
@@ -90,8 +89,8 @@ class Condition:
     test: Callable | None = None
 
 
-_COMPARE = {ast.Gt: operator.gt, ast.GtE: operator.ge, ast.Lt: operator.lt,
-            ast.LtE: operator.le, ast.Eq: operator.eq, ast.NotEq: operator.ne}
+_COMPARE = {ast.Gt: ">", ast.GtE: ">=", ast.Lt: "<", ast.LtE: "<=", ast.Eq: "==",
+            ast.NotEq: "!="}
 
 
 def _indexed(node):
@@ -122,21 +121,38 @@ def _np_call(node, names):
 
 
 def _scalar_form(tree):
-    """(side, k, fast) for the forms the module doc lists, where ``fast(v)`` answers for a
-    real scalar ``inputs[k]``/``outputs[k]`` (False: the condition cannot hold), else None."""
+    """(side, k, answer, bound) for the forms the module doc lists: ``answer`` is Python
+    source over ``v`` (and ``b``, the bound) that answers exactly for a real scalar
+    ``inputs[k]``/``outputs[k]``; else None."""
     arg = _np_call(tree.body, ("any", "all"))
     arg = tree.body if arg is None else arg   # np.any/np.all of one scalar is the value itself
     inner = _np_call(arg, ("isnan", "isinf"))
     if inner is not None:
         where = _indexed(inner)
-        return None if where is None else (*where, _not_finite)
+        return None if where is None else (*where, "nf(v)", None)   # "maybe" on Inf too
     if not (isinstance(arg, ast.Compare) and len(arg.ops) == 1 and type(arg.ops[0]) in _COMPARE):
         return None
     where, bound = _indexed(arg.left), _number(arg.comparators[0])
     if where is None or bound is None:
         return None
-    compare = _COMPARE[type(arg.ops[0])]
-    return (*where, lambda v: compare(v, bound))
+    return (*where, f"v {_COMPARE[type(arg.ops[0])]} b", bound)
+
+
+# the scalar forms' tests, generated per form so the comparison is inline (no call per op)
+_FAST = """
+def make(exact, b, S, nf):
+    def test(values):
+        v = values[{k}] if {k} < len(values) else None
+        if v.__class__ in S:
+            return {answer}
+        return exact(values)
+
+    def one(v):
+        if v.__class__ in S:
+            return {answer}
+        return exact((v,))
+    return test, one
+"""
 
 
 def _not_finite(v) -> bool:
@@ -174,16 +190,11 @@ def _expression_test(tree, when: str, side: str):
     form = _scalar_form(tree)
     if form is None:
         return exact
-    k, fast = form[1], form[2]
-
-    def test(values):
-        v = values[k] if k < len(values) else None
-        if v.__class__ in _REAL_SCALARS:
-            return fast(v)
-        return exact(values)
+    k, answer, bound = form[1:]
+    scope: dict = {}
+    exec(_FAST.format(k=int(k), answer=answer), scope)  # noqa: S102 - our own template
+    test, one = scope["make"](exact, bound, _REAL_SCALARS, _not_finite)
     if k == 0:
-        def one(v):
-            return fast(v) if v.__class__ in _REAL_SCALARS else exact((v,))
         test.one = one
     return test
 
