@@ -243,3 +243,20 @@ def test_the_scheduling_benchmark_runs_at_a_tiny_size(capsys):
     hotpaths.case_scheduling(1, width=4, size=16)
     out = capsys.readouterr().out
     assert "default Session(), wide" in out and "ThreadPoolExecutor(2)" in out
+
+
+@pytest.mark.skipif(not hasattr(os, "fork"), reason="needs fork")
+def test_a_blocking_pair_completes_in_a_forked_child():
+    """The child has none of the parent's helper or watchdog threads; it starts its own."""
+    g, total = _blocking_pair()
+    sess = tf.Session(graph=g)
+    assert sess.run(total) == 2.0  # the parent's threads exist now
+    pid = os.fork()
+    if pid == 0:  # pragma: no cover - the child reports through its exit status
+        code = 1
+        try:
+            code = 0 if sess.run(total) == 2.0 else 1
+        finally:
+            os._exit(code)
+    _, status = os.waitpid(pid, 0)
+    assert os.waitstatus_to_exitcode(status) == 0

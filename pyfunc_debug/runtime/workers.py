@@ -10,6 +10,7 @@ starve each other. Idle helpers exit after a while.
 """
 from __future__ import annotations
 
+import os
 import queue
 import threading
 import time
@@ -118,3 +119,13 @@ class Watchdog:
 
 
 WATCHDOG = Watchdog()
+
+
+def _after_fork() -> None:
+    """A forked child has none of the parent's threads: forget them."""
+    HELPERS.__init__(HELPERS._name)
+    WATCHDOG.__init__(WATCHDOG.interval)
+
+
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_after_fork)
