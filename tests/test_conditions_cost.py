@@ -20,7 +20,8 @@ DTYPES = [tf.float16, tf.float32, tf.float64, tf.int8, tf.int16, tf.int32, tf.in
 
 WHENS = ["inputs[0] > 2", "inputs[0] >= 4", "inputs[0] == 2", "inputs[0] < 3",
          "np.any(inputs[0] > 2)", "np.isnan(inputs[0])", "np.any(np.isnan(inputs[0]))",
-         "inputs[0].max() > 2", "2 < inputs[0] < 8", "inputs[0] > 1e30", "inputs[1] > 0",
+         "inputs[0].max() > 2", "np.min(inputs[0]) <= 2", "inputs[0].min() * 2 > 5",
+         "2 < inputs[0] < 8", "inputs[0] > 1e30", "inputs[1] > 0",
          "outputs[0] > 4", "np.any(outputs[0] > 4)", "outputs[0].sum() > 4"]
 
 
@@ -104,6 +105,7 @@ def _counting(bp):
     ("np.any(inputs[0] < -1)", np.ones(3, np.float32)),
     ("np.any(outputs[0] > 1e30)", np.ones(3, np.float32)),
     ("inputs[0].max() > 1e30", np.ones(3, np.float32)),
+    ("inputs[0].max() > 1e30", np.float32(1.0)), ("np.min(outputs[0]) < -1", np.float64(1.0)),
     ("np.isnan(inputs[0]).any()", np.ones(3, np.float32))])
 def test_a_condition_that_never_holds_is_never_checked_in_full(when, feed):
     g, x, y = _chain(tf.float32)

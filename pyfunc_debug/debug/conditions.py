@@ -9,13 +9,15 @@ over the values alone, run inside the op's kernel wrapper, so no pause object is
 made unless it says "maybe". For an expression it is the expression itself
 compiled to a function of that side's values (exact; a raise means "maybe");
 the common forms (``inputs[0] > 1e30``, ``np.any(outputs[0] > 10)``,
-``np.isnan(inputs[0])``) answer a real scalar first with one Python comparison.
+``np.isnan(inputs[0])``) answer a real scalar first with one Python comparison,
+and ``.max()``/``.min()`` of a numpy scalar is read as the value itself.
 So a condition that never holds costs the run loop little on the ops it can match.
 """
 from __future__ import annotations
 
 import ast
 import builtins
+import copy
 import math
 from dataclasses import dataclass
 from typing import Callable
@@ -189,13 +191,62 @@ def _expression_test(tree, when: str, side: str):
             return True
     form = _scalar_form(tree)
     if form is None:
-        return exact
+        return _scalarized(tree, side, exact) or exact
     k, answer, bound = form[1:]
     scope: dict = {}
     exec(_FAST.format(k=int(k), answer=answer), scope)  # noqa: S102 - our own template
     test, one = scope["make"](exact, bound, _REAL_SCALARS, _not_finite)
     if k == 0:
         test.one = one
+    return test
+
+
+# numpy's real scalar classes: ``.max()``/``.min()`` of one is the value itself
+_NP_REAL = frozenset(c for c in _REAL_SCALARS if issubclass(c, np.generic))
+_REDUCE = ("max", "min", "amax", "amin")
+
+
+class _Scalarize(ast.NodeTransformer):
+    """``side[k].max()``, ``np.max(side[k])`` (and min) -> ``side[k]``: the same value
+    when it is a numpy real scalar, without a numpy reduction per op."""
+
+    def __init__(self):
+        self.changed = False
+
+    def visit_Call(self, node):
+        self.generic_visit(node)
+        arg = _np_call(node, _REDUCE)
+        if arg is None and isinstance(node.func, ast.Attribute) and node.func.attr in _REDUCE[:2] \
+                and not node.args and not node.keywords:
+            arg = node.func.value
+        if arg is not None and _indexed(arg) is not None:
+            self.changed = True
+            return arg
+        return node
+
+
+def _scalarized(tree, side, exact):
+    """A test that, when every value the expression reads is a numpy real scalar,
+    evaluates it with its reductions of one value dropped (``_Scalarize``); else ``exact``."""
+    rewriter = _Scalarize()
+    body = rewriter.visit(copy.deepcopy(tree.body))
+    if not rewriter.changed:
+        return None
+    lam = ast.Expression(ast.Lambda(ast.arguments([], [ast.arg(side)], None, [], [], None, []),
+                                    body))
+    fn = eval(compile(ast.fix_missing_locations(lam), "<breakpoint condition>", "eval"),  # noqa: S307
+              {"np": np, "__builtins__": builtins})
+    ks = sorted({_indexed(n)[1] for n in ast.walk(tree) if _indexed(n) is not None})
+    scalars = _NP_REAL
+
+    def test(values):
+        try:
+            for k in ks:
+                if values[k].__class__ not in scalars:
+                    return exact(values)
+            return bool(fn(values))
+        except Exception:   # the full check decides, and reports it
+            return True
     return test
 
 
