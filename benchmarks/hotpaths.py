@@ -234,6 +234,8 @@ def case_breakpoints(rounds: int) -> None:
              "when='np.any(inputs[0] < -1)'": debugged(when="np.any(inputs[0] < -1)"),
              "when='inputs[0] > 1e30'": debugged(when="inputs[0] > 1e30"),
              "when='outputs[0] > 1e30'": debugged(when="outputs[0] > 1e30"),
+             "when='inputs[0] > 0 and outputs[0] > 1e30'": debugged(
+                 when="inputs[0] > 0 and outputs[0] > 1e30"),
              "when='inputs[0] > 1e30 or outputs[0] > 1e30'": debugged(
                  when="inputs[0] > 1e30 or outputs[0] > 1e30"),
              "when='inputs[0].max() > 1e30' (a method call)": debugged(

@@ -22,7 +22,9 @@ WHENS = ["inputs[0] > 2", "inputs[0] >= 4", "inputs[0] == 2", "inputs[0] < 3",
          "np.any(inputs[0] > 2)", "np.isnan(inputs[0])", "np.any(np.isnan(inputs[0]))",
          "inputs[0].max() > 2", "np.min(inputs[0]) <= 2", "inputs[0].min() * 2 > 5",
          "2 < inputs[0] < 8", "inputs[0] > 1e30", "inputs[1] > 0",
-         "outputs[0] > 4", "np.any(outputs[0] > 4)", "outputs[0].sum() > 4"]
+         "outputs[0] > 4", "np.any(outputs[0] > 4)", "outputs[0].sum() > 4",
+         "inputs[0] > 2 and outputs[0] > 4", "inputs[0] >= 1 and np.any(outputs[0] >= 8)",
+         "inputs[0] > 2 or outputs[0] > 4", "np.any(outputs[0] > inputs[0] * 3)"]
 
 
 def _chain(dtype, n=5):
@@ -106,7 +108,8 @@ def _counting(bp):
     ("np.any(outputs[0] > 1e30)", np.ones(3, np.float32)),
     ("inputs[0].max() > 1e30", np.ones(3, np.float32)),
     ("inputs[0].max() > 1e30", np.float32(1.0)), ("np.min(outputs[0]) < -1", np.float64(1.0)),
-    ("np.isnan(inputs[0]).any()", np.ones(3, np.float32))])
+    ("np.isnan(inputs[0]).any()", np.ones(3, np.float32)),
+    ("inputs[0] > 0 and outputs[0] > 1e30", np.float32(1.0))])
 def test_a_condition_that_never_holds_is_never_checked_in_full(when, feed):
     g, x, y = _chain(tf.float32)
     dbg = tf.debug.Debugger(on_pause=lambda p: "continue")

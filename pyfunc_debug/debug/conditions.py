@@ -11,6 +11,7 @@ compiled to a function of that side's values (exact; a raise means "maybe");
 the common forms (``inputs[0] > 1e30``, ``np.any(outputs[0] > 10)``,
 ``np.isnan(inputs[0])``) answer a real scalar first with one Python comparison,
 and ``.max()``/``.min()`` of a numpy scalar is read as the value itself.
+An ``and`` over both sides is pre-filtered by its conjuncts over outputs alone.
 So a condition that never holds costs the run loop little on the ops it can match.
 """
 from __future__ import annotations
@@ -296,4 +297,20 @@ def compile_condition(when) -> Condition | None:
         return bool(eval(code, {"__builtins__": __builtins__}, scope))  # noqa: S307 - user's own expression
     reads_outputs = "outputs" in code.co_names
     test = _expression_test(tree, when, "outputs" if reads_outputs else "inputs")
+    if test is None and reads_outputs:
+        test = _conjunct_test(tree)
     return Condition(check, reads_outputs, when, test)
+
+
+def _conjunct_test(tree):
+    """For ``A and B`` over both sides: the conjuncts over outputs alone pre-filter it
+    (when they are false, so is the whole), e.g. ``inputs[0] > 0 and outputs[0] < 0``."""
+    body = tree.body
+    if not (isinstance(body, ast.BoolOp) and isinstance(body.op, ast.And)):
+        return None
+    parts = [v for v in body.values if _one_side(v, "outputs")
+             and any(_indexed(n) is not None for n in ast.walk(v))]
+    if not parts:
+        return None
+    sub = ast.Expression(parts[0] if len(parts) == 1 else ast.BoolOp(ast.And(), parts))
+    return _expression_test(sub, ast.unparse(sub.body), "outputs")
