@@ -105,13 +105,15 @@ def run_steps(steps, vals, ctx) -> None:
         raise annotate_error(e, op, ctx) from e
 
 
-def run_watched(steps, vals, ctx, box: list, costs=None, expensive: float = 0.0,
+def run_watched(items, vals, ctx, box: list, costs=None, expensive: float = 0.0,
                 samples=None) -> int:
-    """``run_steps`` over steps carrying a last field: their index if a watchdog watches
-    them (a wrapped function), else -1. A watched step's index is in ``box`` while it
-    runs; a watchdog that pops it takes over the steps after it. With ``costs``, the
-    loop stops before a watched step costlier than ``expensive``; with ``samples`` (each
-    step's previous time) it times watched steps and updates both.
+    """Run ``(batch, *step, index)`` items: the batch of fast steps through ``run_steps``,
+    then the watched step (a wrapped function; a last item has index -1 and no step).
+
+    The watched step's index is in ``box`` while it runs; a watchdog that pops it
+    takes over the steps after it. With ``costs``, the loop stops before a watched
+    step costlier than ``expensive``; with ``samples`` (each step's previous time)
+    it times watched steps and updates both.
 
     Returns -1 when all ran; ``i`` when the watchdog claimed step ``i`` (it ran);
     ``-2 - i`` when it stopped before expensive step ``i``.
@@ -119,14 +121,17 @@ def run_watched(steps, vals, ctx, box: list, costs=None, expensive: float = 0.0,
     op = None
     append, pop = box.append, box.pop
     try:
-        for kernel, ins, outs, mode, single, needs_ctx, frees, op, w in steps:
-            if w >= 0:
-                if costs is not None:
-                    if costs[w] > expensive:
-                        return -2 - w
-                    if samples is not None:
-                        t0 = perf_counter()
-                append(w)
+        for batch, kernel, ins, outs, mode, single, needs_ctx, frees, op, w in items:
+            if batch:
+                run_steps(batch, vals, ctx)
+            if w < 0:
+                break
+            if costs is not None:
+                if costs[w] > expensive:
+                    return -2 - w
+                if samples is not None:
+                    t0 = perf_counter()
+            append(w)
             if mode == 1:
                 r = kernel(vals[ins])
             elif mode == 2:
@@ -145,19 +150,18 @@ def run_watched(steps, vals, ctx, box: list, costs=None, expensive: float = 0.0,
             if frees:
                 for s in frees:
                     vals[s] = None
-            if w >= 0:
-                if samples is not None:  # the lesser of two times: one slow call is noise
-                    d = perf_counter() - t0
-                    costs[w] = min(d, samples[w])
-                    samples[w] = d
-                try:
-                    pop()  # atomic: empty means the watchdog claimed this step
-                except IndexError:
-                    return w
+            if samples is not None:  # the lesser of two times: one slow call is noise
+                d = perf_counter() - t0
+                costs[w] = min(d, samples[w])
+                samples[w] = d
+            try:
+                pop()  # atomic: empty means the watchdog claimed this step
+            except IndexError:
+                return w
     except PASS_THROUGH:
         raise
     except OpError as e:
-        annotate_error(e, op, ctx)
+        annotate_error(e, op, ctx)  # keeps the op a batch's run_steps named
         raise
     except Exception as e:
         raise annotate_error(e, op, ctx) from e

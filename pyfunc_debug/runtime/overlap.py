@@ -22,14 +22,22 @@ from .workers import HELPERS, WATCHDOG
 __all__ = ["run_overlapped", "EXPENSIVE"]
 
 EXPENSIVE = 15e-6   # seconds: a step worth a thread hand-off (which costs a few µs)
-TIME_EVERY = 4
+TIME_EVERY = 8
 RETRY_EVERY = 32    # runs: how often a plan whose spread runs were slower tries again
 
 
 def _watched(plan) -> tuple:
-    """The fast steps, each with its index if it calls Python (watched), else -1."""
-    return tuple(f + ((i if b else -1),)
-                 for i, (f, b) in enumerate(zip(plan.fast_steps, plan.blocking)))
+    """``loop.run_watched``'s items: each wrapped-function step (watched) with the batch
+    of other steps before it; a last item for the steps after the last one."""
+    items, batch = [], []
+    for i, (f, b) in enumerate(zip(plan.fast_steps, plan.blocking)):
+        if b:
+            items.append((tuple(batch), *f, i))
+            batch = []
+        else:
+            batch.append(f)
+    items.append((tuple(batch),) + (None,) * 8 + (-1,))
+    return tuple(items)
 
 
 def _dependents(plan) -> list:
