@@ -55,7 +55,8 @@ class _Run:
     """One run's shared state once it spreads; ``box`` holds the watched step."""
 
     __slots__ = ("plan", "vals", "ctx", "costs", "width", "box", "seen", "cond", "shared",
-                 "ready", "pending", "left", "idle", "progress", "seen_progress", "error")
+                 "ready", "pending", "left", "idle", "progress", "seen_progress", "error",
+                 "by_cost")
 
     def __init__(self, plan, vals, ctx, costs, width):
         self.plan, self.vals, self.ctx, self.costs, self.width = plan, vals, ctx, costs, width
@@ -68,6 +69,7 @@ class _Run:
         self.left = self.idle = self.progress = 0
         self.seen_progress = -1
         self.error = None
+        self.by_cost = False  # spread at a step measured expensive
 
     # -- the calling thread ---------------------------------------------------
     def inline(self, watched, expensive: float = EXPENSIVE) -> bool:
@@ -88,6 +90,7 @@ class _Run:
                 self._finish(got)  # the watchdog shared the run while it ran
                 return True
             self._share(-2 - got, running=False)
+            self.by_cost = True
         for _ in range(self.width - 1):
             HELPERS.submit(self.work)
         return True
@@ -117,7 +120,6 @@ class _Run:
                     self.seen = -1
                     return
                 self._share(k, running=True)
-                self.seen = -2  # spread by the watchdog, not by cost
                 spawn = True
             else:
                 spawn = bool(self.ready) and not self.idle and self.progress == self.seen_progress
@@ -226,10 +228,11 @@ def run_overlapped(plan, vals, ctx, width: int = 1) -> None:
     try:
         if run.inline(watched, expensive):
             run.join()
-            if timings is not None and run.seen != -2:
+        if timings is not None:  # a run the watchdog spread counts as inline
+            if run.by_cost:
                 timings[2:] = perf_counter() - t0, timings[2]
-        elif timings is not None:
-            timings[:2] = perf_counter() - t0, timings[0]
+            else:
+                timings[:2] = perf_counter() - t0, timings[0]
     except BaseException as e:
         with run.cond:  # helpers stop taking steps (KeyboardInterrupt, an op's error)
             if run.error is None:
