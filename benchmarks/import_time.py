@@ -4,8 +4,8 @@
 
 Each round starts fresh interpreters one after another — the baseline
 (``import numpy``), then each module — so machine load hits them alike. A child
-reports the import's own time (``perf_counter`` around it), the process's wall
-time and its peak RSS. Printed: medians over the rounds, the spread, the ratio to
+reports the import's own time (``perf_counter`` around it) and CPU time (less
+disturbed by a busy machine), the process's wall time and its peak RSS. Printed: medians over the rounds, the spread, the ratio to
 numpy's, and the goals (≤ 200 ms and ≤ 40 MB for ``pyfunc_debug``).
 """
 from __future__ import annotations
@@ -21,16 +21,16 @@ import time
 
 CHILD = """
 import time
-t0 = time.perf_counter()
+t0, c0 = time.perf_counter(), time.process_time()
 import {module}
-t1 = time.perf_counter()
+t1, c1 = time.perf_counter(), time.process_time()
 rss = 0
 with open("/proc/self/status") as f:
     for line in f:
         if line.startswith("VmHWM:"):
             rss = int(line.split()[1]) * 1024
 import json, sys
-print(json.dumps({{"import": t1 - t0, "rss": rss,
+print(json.dumps({{"import": t1 - t0, "cpu": c1 - c0, "rss": rss,
                   "loaded": sorted(m for m in sys.modules if m.split(".")[0] in {avoid!r})}}))
 """
 
@@ -69,11 +69,11 @@ def measure(modules, rounds: int, before: str | None = None) -> dict:
         names["pyfunc_debug@before"] = ("pyfunc_debug", before)
     for m, path in names.values():
         child(m, path)   # warm: bytecode and the page cache
-    got = {m: {"import": [], "wall": [], "rss": [], "loaded": set()} for m in names}
+    got = {m: {"import": [], "cpu": [], "wall": [], "rss": [], "loaded": set()} for m in names}
     for _ in range(rounds):
         for m, (module, path) in names.items():
             r = child(module, path)
-            for k in ("import", "wall", "rss"):
+            for k in ("import", "cpu", "wall", "rss"):
                 got[m][k].append(r[k])
             got[m]["loaded"].update(r["loaded"])
     return got
@@ -81,8 +81,9 @@ def measure(modules, rounds: int, before: str | None = None) -> dict:
 
 def report(got: dict) -> None:
     base = statistics.median(got["numpy"]["import"])
-    print(f"  {'module':20} {'import ms':>10} {'spread':>15} {'x numpy':>8} {'process ms':>11} "
-          f"{'peak RSS MB':>12}  goal")
+    cpu_base = statistics.median(got["numpy"]["cpu"])
+    print(f"  {'module':20} {'import ms':>10} {'spread':>15} {'x numpy':>8} {'CPU ms':>7} "
+          f"{'x numpy':>8} {'process ms':>11} {'peak RSS MB':>12}  goal")
     for m, r in got.items():
         med = statistics.median(r["import"])
         rss = statistics.median(r["rss"])
@@ -93,6 +94,7 @@ def report(got: dict) -> None:
                 ("ok" if med <= goal[0] and rss <= goal[1] else "MISS")
         print(f"  {m:20} {med * 1e3:10.1f} {min(r['import']) * 1e3:6.1f}–"
               f"{max(r['import']) * 1e3:6.1f} {med / base:7.2f}x "
+              f"{statistics.median(r['cpu']) * 1e3:7.1f} {statistics.median(r['cpu']) / cpu_base:7.2f}x "
               f"{statistics.median(r['wall']) * 1e3:11.1f} {rss / 2**20:12.1f}  {mark}")
         if r["loaded"]:
             print(f"    loads what it should not: {', '.join(sorted(r['loaded']))}")
