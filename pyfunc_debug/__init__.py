@@ -6,6 +6,8 @@ Public names only; see SPEC §2 and README.md.
 """
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from . import errors
 from .dtypes import (DType, as_dtype, bool, complex64, complex128, float16, float32,  # noqa: A004
                      float64, int8, int16, int32, int64, string, uint8, uint16, uint32, uint64)
@@ -33,6 +35,14 @@ from .ops import debug_ops as _debug_ops  # noqa: F401  (registers the Breakpoin
 from .eager import tape as _tape
 from .graph import graph as _graph_mod
 from .runtime import hooks as _hooks
+
+if TYPE_CHECKING:   # what __getattr__ below loads, for type checkers and the API docs
+    from . import debug
+    from .autodiff import gradients
+    from .serialize import import_graph_def
+    from .trace.diff import diff_traces
+    from .trace.jsonl import load_trace
+    from .trace.recorder import trace
 
 # Loaded on first use (PEP 562), so `import pyfunc_debug` stays cheap: name -> (module, attr)
 _LAZY = {"gradients": (".autodiff", "gradients"),
