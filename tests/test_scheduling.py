@@ -260,3 +260,19 @@ def test_a_blocking_pair_completes_in_a_forked_child():
             os._exit(code)
     _, status = os.waitpid(pid, 0)
     assert os.waitstatus_to_exitcode(status) == 0
+
+
+@pytest.mark.parametrize("kw", [{}, {"inter_op_threads": 2}], ids=["default", "threads2"])
+def test_several_gets_waiting_for_one_put_complete(kw):
+    """Each blocked get holds a thread; the watchdog adds threads until the put runs."""
+    q: queue.Queue = queue.Queue()
+    g = tf.Graph()
+    with g.as_default():
+        one = tf.constant(1.0)
+        gets = [tf.compat.v1.py_func(lambda v: q.get(timeout=20), [one], tf.float32)
+                for _ in range(4)]
+        put = tf.compat.v1.py_func(
+            lambda v: ([q.put(np.float32(v)) for _ in range(4)], np.float32(0))[1], [one],
+            tf.float32)
+        total = gets[0] + gets[1] + gets[2] + gets[3] + put
+    assert tf.Session(graph=g, **kw).run(total) == 4.0

@@ -56,7 +56,7 @@ class _Run:
 
     __slots__ = ("plan", "vals", "ctx", "costs", "width", "box", "seen", "cond", "shared",
                  "ready", "pending", "left", "idle", "progress", "seen_progress", "error",
-                 "by_cost")
+                 "by_cost", "threads", "stalls")
 
     def __init__(self, plan, vals, ctx, costs, width):
         self.plan, self.vals, self.ctx, self.costs, self.width = plan, vals, ctx, costs, width
@@ -70,6 +70,7 @@ class _Run:
         self.seen_progress = -1
         self.error = None
         self.by_cost = False  # spread at a step measured expensive
+        self.threads, self.stalls = 1, 0  # threads on the run; checks that saw no progress
 
     # -- the calling thread ---------------------------------------------------
     def inline(self, watched, expensive: float = EXPENSIVE) -> bool:
@@ -91,6 +92,7 @@ class _Run:
                 return True
             self._share(-2 - got, running=False)
             self.by_cost = True
+            self.threads = self.width
         for _ in range(self.width - 1):
             HELPERS.submit(self.work)
         return True
@@ -120,10 +122,19 @@ class _Run:
                     self.seen = -1
                     return
                 self._share(k, running=True)
+                self.threads = 2
                 spawn = True
+            elif self.ready and not self.idle and self.progress == self.seen_progress:
+                # all threads stuck: one more, after longer stalls the more there are
+                # beyond the width (long numpy work is not a deadlock)
+                self.stalls += 1
+                spawn = self.stalls > self.threads - self.width
+                if spawn:
+                    self.stalls = 0
+                    self.threads += 1
             else:
-                spawn = bool(self.ready) and not self.idle and self.progress == self.seen_progress
-                self.seen_progress = self.progress
+                self.stalls = 0
+            self.seen_progress = self.progress
         if spawn:
             HELPERS.submit(self.work)
 
