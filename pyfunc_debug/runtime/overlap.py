@@ -6,9 +6,9 @@ batches through the plain loop), so parallel structure costs nothing
 run long; the watchdog (``workers.WATCHDOG``) notices a wrapped function that
 has not returned after a short while, claims it, and hands the steps after it
 to helper threads, which then pick ready steps by dependency. With an
-inter-op pool (``width``), wrapped functions are timed and the run spreads over
-``width`` threads as soon as it reaches one measured expensive, as TF's
-executor runs inexpensive kernels inline.
+inter-op pool (``width``), wrapped functions are timed and the run moves to
+``width`` helper threads as soon as it reaches one measured expensive, as TF's
+executor runs inexpensive kernels inline and the rest on its pool.
 """
 from __future__ import annotations
 
@@ -55,14 +55,16 @@ class _Run:
     """One run's shared state once it spreads; ``box`` holds the watched step."""
 
     __slots__ = ("plan", "vals", "ctx", "costs", "width", "box", "seen", "cond", "shared",
-                 "ready", "pending", "left", "idle", "progress", "seen_progress", "error",
+                 "done", "ready", "pending", "left", "idle", "progress", "seen_progress", "error",
                  "by_cost", "threads", "stalls")
 
     def __init__(self, plan, vals, ctx, costs, width):
         self.plan, self.vals, self.ctx, self.costs, self.width = plan, vals, ctx, costs, width
         self.box: list = []
         self.seen = -1
-        self.cond = threading.Condition(threading.Lock())
+        lock = threading.Lock()
+        self.cond = threading.Condition(lock)   # helpers wait here for ready steps
+        self.done = threading.Condition(lock)   # a calling thread that does not work
         self.shared = False
         self.ready: deque = deque()
         self.pending: list = []
@@ -92,13 +94,21 @@ class _Run:
                 return True
             self._share(-2 - got, running=False)
             self.by_cost = True
-            self.threads = self.width
-        for _ in range(self.width - 1):
+            self.threads = self.width  # working threads: the caller waits
+        for _ in range(self.width):
             HELPERS.submit(self.work)
         return True
 
     def join(self) -> None:
-        self.work()
+        """Help until the run ends; spread by cost, only wait, as a thread pool's caller
+        does (numpy's temporaries cost several times more in the main thread: glibc
+        returns the main heap's big blocks to the system each time)."""
+        if self.by_cost:
+            with self.done:
+                while self.left and self.error is None:
+                    self.done.wait()
+        else:
+            self.work()
         if self.error is not None:
             raise self.error
 
@@ -173,6 +183,7 @@ class _Run:
                 woken += 1
         if not self.left:
             self.cond.notify_all()
+            self.done.notify_all()
         elif woken and self.idle:
             self.cond.notify(woken)
 
@@ -204,6 +215,7 @@ class _Run:
                     if self.error is None:
                         self.error = e
                     cond.notify_all()
+                    self.done.notify_all()
                 return
             with cond:
                 self._finish(i)
