@@ -123,7 +123,8 @@ def test_s_on_an_op_without_a_wrapped_function_is_refused():
     dbg, out, _ = _session(["s", "c"], breaks=["out"])
     with dbg, pfd.Session(graph=g) as sess:
         sess.run(out_t, {x: [1.0]})
-    assert "cannot step_into here: op 'out' (Identity) does not wrap a Python function" in out.getvalue()
+    assert "cannot step into here: op 'out' (Identity) runs no Python function of yours" \
+        in out.getvalue()
 
 
 def test_pm_opens_pdb_at_the_raising_frame():
@@ -143,7 +144,7 @@ def test_pm_is_refused_before_an_error():
     dbg, out, _ = _session(["pm", "c"], breaks=["double"])
     with dbg, pfd.Session(graph=g) as sess:
         sess.run(out_t, {x: [1.0]})
-    assert "cannot post_mortem here: post-mortem is only possible at an error" in out.getvalue()
+    assert "cannot post-mortem here: post-mortem is only possible at an error" in out.getvalue()
 
 
 def test_q_aborts_and_the_session_stays_usable():
@@ -243,3 +244,51 @@ def test_pdb_set_trace_in_a_wrapped_function_uses_the_debuggers_pdb(tmp_path):
     assert r.returncode == 0, r.stderr
     assert "traced()" in r.stdout and "np.float32(21.0)" in r.stdout
     assert "['in', 'out'] 21.0" in r.stdout
+
+
+# -- what the pause knows (issue 23) ----------------------------------------------------------
+
+def _warning(kind, message, hint=""):
+    from pyfunc_debug import events as ev
+    return ev.Warning(0, 1, 0, 0, "clip", "PyFunc", None, message, kind, (), "", hint)
+
+
+def test_show_prints_every_diagnostic_of_the_pause_once_and_the_inputs_as_left():
+    from pyfunc_debug.debug.pause import Pause
+    made_nan = _warning("non_finite", "op 'clip' made 2 NaN", "look at its inputs")
+    wrote = _warning("input_modified", "op 'clip' wrote into its input 0", "copy first")
+    given, left = np.array([0.5, 3.0, 7.0], np.float32), np.array([0.5, 1, 1], np.float32)
+    pause = Pause(None, "clip", "PyFunc", "after", [given], [left * 10], warning=made_nan,
+                  warnings=(made_nan, wrote, made_nan), inputs_after=[left])
+    out = io.StringIO()
+    assert ConsoleFrontend(io.StringIO("c\n"), out)(pause) == "continue"
+    text = out.getvalue()
+    assert text.count("⚠ op 'clip' made 2 NaN") == 1 and text.count("wrote into its input 0") == 1
+    assert "fix: look at its inputs" in text and "fix: copy first" in text
+    assert "input 0:  float32[3] min=0.5 max=7" in text
+    assert "input 0 after (modified by this op):  float32[3] min=0.5 max=1" in text
+
+
+class _RemotePause:
+    """What an attached process's pause offers: no ``why_not``, ``warnings`` or ``not_run``."""
+
+    op_name, op_type, when, inputs, outputs, error = "out", "Identity", "before", [], None, None
+    warning, breakpoint, actions = None, None, ("continue", "step", "abort")
+
+    def describe(self):
+        return "paused before op 'out' (Identity)"
+
+    def input_summaries(self):
+        return []
+
+    def producers(self):
+        return []
+
+
+def test_a_remote_pause_still_says_why_s_and_pm_are_refused():
+    out = io.StringIO()
+    assert ConsoleFrontend(io.StringIO("s\npm\nc\n"), out)(_RemotePause()) == "continue"
+    text = out.getvalue()
+    assert "cannot step into here: op 'out' (Identity) has no Python function to step into" \
+        in text
+    assert "cannot post-mortem here: post-mortem is only possible at an error" in text

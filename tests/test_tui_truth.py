@@ -233,10 +233,10 @@ async def test_pdb_quit_aborts_and_leaves_no_op_running():
     async with _running(app) as pilot:
         await _paused_at(pilot, "clip")
         await pilot.press("s")
-        await _finished(pilot)
-        assert app.model.rows["clip"].status == "aborted"
-        assert all(r.status != "running" for r in app.model.rows.values())
-        assert "run aborted at op 'clip'" in _text(app, "#status")
+        await _until(pilot, lambda: not app.is_running, "the app to leave (one q quits)")
+    assert app.target_done and app.bridge.link.quit_in_pdb == "clip"
+    assert app.model.rows["clip"].status == "aborted"       # what the exit summary reads
+    assert all(r.status != "running" for r in app.model.rows.values())
 
 
 # -- any terminal --------------------------------------------------------------------------------

@@ -19,6 +19,7 @@ import warnings
 
 import numpy as np
 import pytest
+from textual.app import App
 from textual.geometry import Region
 
 import pyfunc_debug as pfd
@@ -27,6 +28,7 @@ from pyfunc_debug.errors import CancelledError, OpError
 from pyfunc_debug.external_calls import CallbackRun
 from pyfunc_debug.tui.app import PfdApp
 from pyfunc_debug.tui.replay import ReplayApp
+from pyfunc_debug.tui.values import values_for
 from pyfunc_debug.tui.widgets.event_log import EventLog
 from pyfunc_debug.tui.widgets.inspector import Inspector
 from pyfunc_debug.tui.widgets.op_list import OpList
@@ -46,6 +48,22 @@ def _shown(app, selector: str) -> list[str]:
     widget = app.query_one(selector)
     region = Region(0, 0, widget.size.width, widget.size.height)
     return [strip.text.rstrip() for strip in widget.render_lines(region)]
+
+
+class _InspectorApp(App):
+    """An inspector showing op ``name`` from what ``app`` (now gone) kept of its run."""
+
+    def __init__(self, app, name: str):
+        super().__init__()
+        self.source, self.op_name = app, name
+
+    def compose(self):
+        yield Inspector()
+
+    def on_mount(self) -> None:
+        model = self.source.model
+        values, from_run = values_for(self.source.bridge, model, self.op_name, None)
+        self.query_one(Inspector).show(model.rows[self.op_name], values, None, from_run=from_run)
 
 
 def _grid_first_column(app) -> list[str]:
@@ -85,15 +103,19 @@ async def test_an_aborted_call_shows_its_own_inputs_not_another_calls():
         await _until(pilot, lambda: app.model.rows["features/standardize"].calls == 2
                      and app.pause is not None, "the pause before call 2")
         await pilot.press("s")                 # pdb: q aborts call 2 (rows 0, 2, 4, 6)
-        await _finished(pilot)
-        app.select_op("features/standardize")
+        await _until(pilot, lambda: not app.is_running, "the app to leave (one q quits)")
+    assert app.target_done
+    row = app.model.rows["features/standardize"]
+    assert row.status == "aborted"
+    assert [s.max for s in row.inputs] == [6.0] and row.outputs == ()
+    # the op as the inspector shows it from what the app kept (it left at once)
+    shown = _InspectorApp(app, "features/standardize")
+    async with shown.run_test(size=(120, 40)) as pilot:
         await pilot.pause(0.1)
-        row = app.model.rows["features/standardize"]
-        assert row.status == "aborted"
-        assert [s.max for s in row.inputs] == [6.0] and row.outputs == ()
-        assert _grid_first_column(app) == ["0", "2", "4", "6"]
-        assert "input 0" in _text(app, "#insp-caption") and "from" not in _text(app, "#insp-caption")
-        assert "ran under pdb: no duration" in _text(app, "#insp-header")
+        assert _grid_first_column(shown) == ["0", "2", "4", "6"]
+        caption = _text(shown, "#insp-caption")
+        assert "input 0" in caption and "from" not in caption
+        assert "ran under pdb: no duration" in _text(shown, "#insp-header")
 
 
 @pytest.mark.asyncio

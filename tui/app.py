@@ -7,6 +7,7 @@ batches. Widgets hold display state only; this class routes.
 from __future__ import annotations
 
 import asyncio
+import bdb
 import contextlib
 import io
 import os
@@ -19,11 +20,13 @@ from textual.binding import Binding
 from pyfunc_debug import events as ev
 from pyfunc_debug.debug.frontend import add_breakpoints
 from pyfunc_debug.script import abort_line
+from pyfunc_debug.trace.summary import summarize
 
 from .app_actions import BreakpointActions
 from .bridge import PSEUDO, Bridge, Printed
 from .commands import DebugCommands
 from .exit_summary import ending, exit_status
+from .failure_text import error_text
 from .interrupts import forward_sigint_to
 from .layout import compose_panes, fit_footer, title_panes
 from .messages import OpSelected
@@ -37,6 +40,7 @@ from .widgets.status_bar import StatusBar
 __all__ = ["PfdApp", "exit_status"]
 
 BATCH = 20_000      # events applied per tick at most (keeps the UI responsive)
+QUIT_WAIT = 1.0     # seconds a run aborted from pdb gets to end before the app leaves
 TICK = 0.05
 
 
@@ -77,6 +81,9 @@ class PfdApp(BreakpointActions, App):
         self.target_done = False
         self.ctrl_c_pressed = False
         self.user_chose = False        # the user selected an op since the last pause
+        self.leaving = False           # quit: the run is aborted, the app on its way out
+        self._exiting = False
+        self._exit_timer = None
         self.exported: list = []       # (path, events) of each trace written with x
         self._suspend = suspend or self.suspend
         self._suspended = False      # while pdb owns the terminal, nothing may redraw
@@ -121,6 +128,9 @@ class PfdApp(BreakpointActions, App):
         self.tick()
         self.target_status = status
         self.target_done = True
+        if self._quit_in_pdb() or self.leaving:
+            self._leave(at_once=False)   # a quit that waited for the run to end
+            return
         error = getattr(status, "error", status)
         if isinstance(error, BaseException) and abort_line(error):
             self.message = f"{abort_line(error)} — q to quit, x to export"
@@ -159,6 +169,7 @@ class PfdApp(BreakpointActions, App):
             bridge.app_suspended.set()
             self.message = "breakpoint() reached, but this terminal cannot be suspended for pdb"
             await asyncio.to_thread(bridge.pdb_done.wait)
+        self._quit_in_pdb()
 
     # -- applying events -----------------------------------------------------------------
     @contextlib.contextmanager
@@ -189,6 +200,7 @@ class PfdApp(BreakpointActions, App):
     def tick(self) -> None:
         if self._suspended or self._ticker is None:
             return
+        self._quit_in_pdb()
         events = self.bridge.drain(BATCH)
         if not events:
             self._update_status()
@@ -236,9 +248,21 @@ class PfdApp(BreakpointActions, App):
             self._rate_t, self._rate_n = now, 0
         m = self.model
         state = m.state if self.pause is None else "paused"
+        rate = self._rate if self.show_timings and state == "running" else None   # else 0
         self.query_one(StatusBar).show(state, m.runs, m.ops_done, m.ops_total, m.events,
-                                       self._rate if self.show_timings else None, self.message,
-                                       len(m.diagnostics), m.ops_extra)
+                                       rate, self.message,
+                                       len(m.diagnostics), m.ops_extra, self._warnings_from())
+
+    def _warnings_from(self) -> str:
+        """"" when an op of this run carries a diagnostic (w finds it), else the runs
+        the diagnostics came in ("run 2", "runs 1–4")."""
+        m = self.model
+        if not m.diagnostics or any(r.warnings for r in m.rows.values()):
+            return ""
+        runs = sorted({m.run_number.get(w.run_id) for w in m.diagnostics.values()} - {None})
+        if not runs:
+            return ""
+        return f"run {runs[0]}" if len(runs) == 1 else f"runs {runs[0]}–{runs[-1]}"
 
     def _show_selected(self, name) -> None:
         row = self.model.rows.get(name) if name else None
@@ -258,7 +282,11 @@ class PfdApp(BreakpointActions, App):
         ops = self.query_one(OpList)
         name = self.model.next_with_warnings(ops.cursor)
         if name is None:
-            self.notify("No op of this run carries a diagnostic.", severity="information")
+            runs = self._warnings_from()
+            earlier = f" (the warnings came in {runs}; they are listed when the UI closes)" \
+                if runs else ""
+            self.notify(f"No op of this run carries a diagnostic{earlier}.",
+                        severity="information")
             return
         ops.select(name)
         self.user_chose = True
@@ -284,12 +312,15 @@ class PfdApp(BreakpointActions, App):
         ops.sync()
         ops.select(name)
         where = f" (inside {pause.parent})" if pause.parent else ""
-        self.message = f"{pause.when} {pause.op_name}{where} — keys: " + \
+        when = "at" if getattr(pause, "not_run", "") else pause.when
+        ran = " (it did not run)" if when == "at" else ""
+        self.message = f"{when} {pause.op_name}{where}{ran} — keys: " + \
             " ".join(_KEY_OF[a] for a in pause.actions)
         self._show_selected(name)
         self._update_status()
 
     def _answer(self, action: str) -> None:
+        self._keep_paused_call()
         self.pause = None
         self.message = ""
         self.model.unpause()
@@ -303,9 +334,21 @@ class PfdApp(BreakpointActions, App):
             return
         self._answer(action)
 
+    def _keep_paused_call(self) -> None:
+        """Before a pause at an op's error ends: its row keeps that call's inputs and error
+        (its ``OpError`` carried no inputs)."""
+        pause = self.pause
+        if pause is None or pause.when != "error" or pause.parent is not None:
+            return
+        self.bridge.keep_paused_call(pause)
+        after = getattr(pause, "inputs_after", None)
+        self.model.keep_call(pause.op_name, pause.run_id, pause.input_summaries(),
+                             [summarize(v) for v in after] if after is not None else (),
+                             error_text(pause.error))
+
     async def action_step_into(self) -> None:
-        await self._pdb_action("step_into", "s steps into py_func / numpy_function / "
-                               "py_function ops, before they run")
+        await self._pdb_action("step_into", "s steps into the function of a py_func, "
+                               "numpy_function or py_function op")
 
     async def action_post_mortem(self) -> None:
         await self._pdb_action("post_mortem", "p works at an error pause")
@@ -313,10 +356,12 @@ class PfdApp(BreakpointActions, App):
     async def _pdb_action(self, action: str, hint: str) -> None:
         pause = self.pause
         if pause is None or action not in pause.actions:
-            self.notify(f"Not possible here: {hint}.", severity="warning")
+            why = pause.why_not(action) if hasattr(pause, "why_not") else ""   # remote: none
+            self.notify(f"Not possible here: {why or hint}.", severity="warning")
             return
         bridge = self.bridge
         bridge.pdb_done.clear()
+        self._keep_paused_call()
         try:
             with self._pdb_owns_terminal():
                 bridge.app_suspended.set()
@@ -329,6 +374,7 @@ class PfdApp(BreakpointActions, App):
         except SuspendNotSupported:
             self.message = "cannot drop into pdb here: this terminal cannot be suspended"
             self._update_status()
+        self._quit_in_pdb()
 
     def action_interrupt(self) -> None:
         if self.pause is None:
@@ -343,9 +389,35 @@ class PfdApp(BreakpointActions, App):
     # -- quit --------------------------------------------------------------------------------------
     async def action_quit(self) -> None:
         """q, ctrl+q and the palette's Quit: abort a paused or running run, then exit."""
-        self.bridge.quit()
-        self.pause = None
-        self.exit(0)
+        self._leave(at_once=True)
+
+    def _leave(self, at_once: bool) -> None:
+        """Abort the run and exit: ``at_once``, else when the run has ended (at most
+        ``QUIT_WAIT`` later) — what a framework logs as it unwinds stays off the terminal,
+        as it did under the UI. While pdb owns the terminal, when it gives it back."""
+        if not self.leaving:
+            self.leaving = True
+            self.bridge.quit()
+            self.pause = None
+        if self._suspended or self._exiting:
+            return
+        worker = self.worker_thread
+        if at_once or self.target_done or worker is None or not worker.is_alive():
+            self._exiting = True
+            self.tick()          # the run's last events: the exit summary reads the model
+            self.exit(0)
+        elif self._exit_timer is None:
+            self.message = "quit in pdb: the run was aborted; leaving…"
+            self._exit_timer = self.set_timer(QUIT_WAIT, lambda: self._leave(at_once=True))
+
+    def _quit_in_pdb(self) -> bool:
+        """One q quits, pdb's included: the user quit a pdb session (which aborted the run),
+        so the app leaves as for its own q. Checked after each session and on every tick
+        (the run may note the quit just after the session ends)."""
+        if not (getattr(self.bridge.link, "quit_in_pdb", None) or _bdb_quit(self.target_status)):
+            return False
+        self._leave(at_once=False)
+        return True
 
     async def action_ctrl_c(self) -> None:
         """Ctrl+C: while the script runs, pause at the next op (as PuDB breaks in);
@@ -363,6 +435,18 @@ class PfdApp(BreakpointActions, App):
 
 
 _KEY_OF = {"continue": "c", "step": "n", "step_into": "s", "post_mortem": "p", "abort": "q"}
+
+
+def _bdb_quit(status) -> bool:
+    """The script ended by a ``q`` in a pdb session of its own (``breakpoint()``), which
+    the debugger does not see: pdb's ``BdbQuit`` went through it."""
+    error = getattr(status, "error", status)
+    seen = 0
+    while isinstance(error, BaseException) and seen < 8:
+        if isinstance(error, bdb.BdbQuit):
+            return True
+        error, seen = error.__cause__ or error.__context__, seen + 1
+    return False
 
 
 def _no_fileno(app) -> None:

@@ -166,6 +166,19 @@ class Bridge:
         self.paused = None
         self.link.answer(action)
 
+    def keep_paused_call(self, pause) -> None:
+        """A pause at an op's error ends: its call stays the op's latest — its ``OpError``
+        carried no inputs, and another call of the op may have failed while it was paused."""
+        if pause.when != "error" or pause.parent is not None:
+            return
+        name = pause.op_name
+        self.latest_values[name] = Call(pause.run_id, list(pause.inputs), [], failed=True)
+        after = getattr(pause, "inputs_after", None)   # a remote pause has none
+        if after is not None:
+            self.inputs_after[name] = (pause.run_id, list(after))
+        else:   # another call's: not this one's
+            self.inputs_after.pop(name, None)
+
     def drain(self, limit: int) -> list:
         """Up to ``limit`` events and ``Printed`` texts, oldest first (the app's timer)."""
         out = []

@@ -44,10 +44,14 @@ def _original(error: BaseException, model) -> str:
     if cause is not error:
         return f"{type(cause).__name__}: {cause}".splitlines()[0] + where
     failures = getattr(model, "failures", ())
-    if failures:
-        last, text = failures[-1], str(error)
-        if f"'{last.op}'" in text or f"node {last.op}" in text:
-            return f"{last.line} (op '{last.op}')"
+    text = str(error)
+    named = [f for f in failures if f"'{f.op}'" in text or f"node {f.op}" in text]
+    # the failure the error is about: its own line is in the text (a framework op may
+    # fail in several calls, the script sees one of them), else the last of that op
+    said = next((f for f in reversed(named) if f.line and f.line in text),
+                named[-1] if named else None)
+    if said is not None:
+        return f"{said.line} (op '{said.op}')"
     line = original_line(str(error))
     return f"{type(error).__name__}: {line}" if not line.startswith(type(error).__name__) \
         else line

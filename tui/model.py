@@ -159,10 +159,14 @@ class RunModel:
         self.sources: dict[str, str] = {}
         self.waits = Waits()
         self.run_t0 = {}          # run_id -> its RunStart's t_ns
+        self.run_number = {}      # run_id -> its number here ("run 2" in the status bar)
 
     # -- counters ------------------------------------------------------------------------
     def _counted(self) -> list:
-        return [r for r in self.rows.values() if r.status not in ("folded", "dedup")]
+        """The rows of ops that run (one paused where its reused value is, did not)."""
+        paused = self._paused
+        return [r for r in self.rows.values() if (paused[1] if paused and paused[0] is r
+                                                  else r.status) not in ("folded", "dedup")]
 
     @property
     def ops_total(self) -> int:
@@ -364,6 +368,16 @@ class RunModel:
             row.status = "paused"
             self.version += 1
 
+    def keep_call(self, name: str, run_id, inputs, inputs_after=(), error: str = "") -> None:
+        """A pause at ``name``'s error ends: the row shows that call (its inputs as given and
+        as left, its error) — not another call of the op that failed meanwhile."""
+        row = self.rows.get(name)
+        if row is None or run_id != self.run_id:
+            return
+        row.inputs, row.outputs, row.inputs_after = tuple(inputs), (), tuple(inputs_after)
+        row.error = error or row.error
+        self.version += 1
+
     def unpause(self) -> None:
         """The paused op gets back the status it had (done, for a pause after it ran);
         the run goes on."""
@@ -381,6 +395,7 @@ class RunModel:
         self.runs += 1
         self.run_id, self.run_kind = e.run_id, e.kind
         self.run_t0[e.run_id] = e.t_ns
+        self.run_number[e.run_id] = self.runs
         self.state = "running"
         self.rows, self.order = {}, []
         for name, op_type in zip(e.ops, e.op_types or ("",) * len(e.ops)):

@@ -18,7 +18,8 @@ def values_for(bridge, model, name: str, pause) -> tuple[Values | None, int | No
     """(values, from_run) for op ``name``; ``from_run``: the run they come from when not
     this op's latest call (``-1``: an earlier call of the current run)."""
     if pause is not None:
-        return Values(_full(pause, "inputs"), _full(pause, "outputs"), _returned(pause)), None
+        return Values(_full(pause, "inputs"), _full(pause, "outputs"), _returned(pause),
+                      after=getattr(pause, "inputs_after", None)), None   # remote: none
     call = bridge.latest_values.get(name)
     if call is None:
         return None, None

@@ -99,13 +99,20 @@ class ConsoleFrontend:
 
     def show(self, pause) -> None:
         self.write(f"── {pause.describe()}")
-        if pause.warning is not None:
-            self.write(f"   ⚠ {pause.warning.message}")
-            if pause.warning.hint:
-                self.write(f"     fix: {pause.warning.hint}")
+        hints = set()
+        for w in _diagnostics(pause):
+            self.write(f"   ⚠ {w.message}")
+            if w.hint and w.hint not in hints:
+                hints.add(w.hint)
+                self.write(f"     fix: {w.hint}")
+        after = getattr(pause, "inputs_after", None)   # a remote pause has none
         for i, (s, producer) in enumerate(zip(pause.input_summaries(), pause.producers())):
             origin = f" (from '{producer}')" if producer else ""
             self.write(f"   input {i}{origin}:  {s.short()}   {s.preview}")
+            if after is not None and i < len(after) and _changed(pause.inputs[i], after[i]):
+                left = summarize(after[i])
+                self.write(f"   input {i} after (modified by this op):  {left.short()}   "
+                           f"{left.preview}")
         if pause.outputs is not None:
             for i, s in enumerate(pause.output_summaries()):
                 self.write(f"   output {i}: {s.short()}   {s.preview}")
@@ -124,10 +131,7 @@ class ConsoleFrontend:
         if word in _ACTIONS:
             action = _ACTIONS[word]
             if action not in pause.actions:
-                why = {"step_into": f"op '{pause.op_name}' ({pause.op_type}) does not wrap a "
-                                    "Python function, or it already ran",
-                       "post_mortem": "post-mortem is only possible at an error"}.get(action, "")
-                self.write(f"cannot {action} here: {why}")
+                self.write(f"cannot {_NAMES.get(action, action)} here: {_why_not(pause, action)}")
                 return None
             return action
         if word == "p":
@@ -186,6 +190,39 @@ class ConsoleFrontend:
             return
         bp = self.debugger.break_on(op=glob)
         self.write(f"added {bp.describe()}")
+
+
+_NAMES = {"step_into": "step into", "post_mortem": "post-mortem"}
+
+
+def _why_not(pause, action: str) -> str:
+    """Why ``action`` is not possible at ``pause`` (a remote pause cannot say: a fallback)."""
+    if hasattr(pause, "why_not"):
+        return pause.why_not(action)
+    if action == "post_mortem":
+        return "post-mortem is only possible at an error"
+    return (f"op '{pause.op_name}' ({pause.op_type}) has no Python function to step into "
+            "here (s works on py_func, numpy_function and py_function ops)")
+
+
+def _diagnostics(pause) -> list:
+    """Every diagnostic the pause is for, each once (a remote pause has only ``warning``)."""
+    found = list(getattr(pause, "warnings", ()) or ())
+    if not found and getattr(pause, "warning", None) is not None:
+        found = [pause.warning]
+    shown, seen = [], set()
+    for w in found:
+        if (w.kind, w.message) not in seen:
+            seen.add((w.kind, w.message))
+            shown.append(w)
+    return shown
+
+
+def _changed(given, left) -> bool:
+    try:
+        return not np.array_equal(given, left, equal_nan=np.asarray(left).dtype.kind in "fc")
+    except (TypeError, ValueError):
+        return given is not left
 
 
 def history_path() -> str | None:

@@ -14,6 +14,9 @@ from textual.binding import Binding
 from textual.containers import VerticalScroll
 from textual.widgets import DataTable, Sparkline, Static
 
+from pyfunc_debug.trace.summary import summarize
+
+from ..failure_text import error_text, user_error
 from ..model import OpRow, no_values_reason
 from ..timing import duration_text
 from .summary_table import SummaryTable
@@ -92,7 +95,9 @@ class Inspector(VerticalScroll, can_focus=True):
         yield Static("", id="insp-summaries")
         yield Static("", id="insp-error")
         yield Static("", id="insp-caption")
-        yield Sparkline([], id="insp-spark")
+        spark = Sparkline([], id="insp-spark")
+        spark.display = False          # no values yet: no line that looks like some
+        yield spark
         yield DataTable(id="insp-grid", show_cursor=False, zebra_stripes=True)
 
     def show(self, row: OpRow | None, values: Values | None = None, pause=None,
@@ -106,12 +111,10 @@ class Inspector(VerticalScroll, can_focus=True):
         self.query_one("#insp-header", Static).update(self._header(row, pause, relative,
                                                                    timings))
         self.query_one("#insp-summaries", Static).update(self._summaries(row, pause))
-        error = row.error or (str(pause.error) if pause is not None and pause.error else "")
-        children = "\n".join(row.children[-12:])
-        err_text = Text(error.strip(), style="red") if error else Text("")
-        if children:
-            err_text.append(("\n" if error else "") + "eager ops inside:\n" + children)
-        self.query_one("#insp-error", Static).update(err_text)
+        # a pause holds its own call's error (another call of the op may have failed since)
+        error = error_text(pause.error) if pause is not None and pause.error is not None \
+            else row.error
+        self.query_one("#insp-error", Static).update(_error(error, row.children[-12:]))
         self._values, self._from_run = _labelled(values), from_run
         self._reason = no_values_reason(row, live)
         self._value_index = 0
@@ -139,24 +142,25 @@ class Inspector(VerticalScroll, can_focus=True):
         text.append(f"{row.name}", style="bold")
         text.append(f"  {row.op_type}  ")
         text.append(row.status.upper(), style="bold")
-        if timings and not (here is not None and here.when == "before"):
+        if timings and not (here is not None and (here.when == "before"
+                                                  or getattr(here, "not_run", ""))):
             text.append(_duration(row))
-        warnings = list(row.warnings)
-        warning = getattr(pause, "warning", None)
-        if warning is not None and all(w.kind != warning.kind for w in warnings):
-            warnings.insert(0, warning)
-        for i, w in enumerate(warnings):   # the likeliest cause first, in full, with its fix
+        hints = set()
+        own = _kinds(pause)
+        for i, w in enumerate(_diagnostics(row, pause)):   # the pause's, then the likeliest
             text.append(f"\n⚠ {w.message}", style="bold yellow")
-            if w.hint and i == 0:
+            if w.hint and w.hint not in hints and (i == 0 or w.kind in own):
+                hints.add(w.hint)
                 text.append(f"\n  fix: {w.hint}", style="yellow")
         if pause is not None:
             text.append(f"\n{_pause_line(pause)}", style="bold")
-        source = row.source or (pause.source if pause is not None else "")
+        source = row.source or (pause.source if pause is not None else "") or \
+            next((w.source for w in row.warnings if w.source), "")   # an op that did not run
         if source:
             text.append(f"\ncreated at {relative(source)}")
-        if row.note:
+        if row.note and not getattr(here, "not_run", ""):   # else the pause line says it
             text.append(f"\n{row.note}", style="italic")
-        if row.inputs_after:
+        if row.inputs_after or _inputs_after(pause) is not None:
             text.append("\ninput modified by this op: shown as given (in) and as left "
                         "(in … after)", style="italic")
         return text
@@ -165,14 +169,20 @@ class Inspector(VerticalScroll, can_focus=True):
         ins = pause.input_summaries() if pause is not None else row.inputs
         outs = (pause.output_summaries() if pause.outputs is not None else ()) \
             if pause is not None else row.outputs
-        after = row.inputs_after if pause is None or pause.when != "before" else ()
         producers = pause.producers() if pause is not None and pause.parent is None \
             else row.producers
         # the first column names each value and, for inputs, the op that produced it
         rows = [(f"in {i}" + (f" ← {producers[i]}" if i < len(producers) and producers[i]
                               else ""), s) for i, s in enumerate(ins)]
-        changed = [i for i, s in enumerate(after) if i < len(ins) and s[:8] != ins[i][:8]]
-        rows += [(f"in {i} after", after[i]) for i in (changed or range(len(after)))]
+        left = _inputs_after(pause)
+        if left is not None:   # the pause's own values: exactly the inputs the op changed
+            given = pause.inputs
+            rows += [(f"in {i} after", summarize(v)) for i, v in enumerate(left)
+                     if i < len(given) and not _same(given[i], v)]
+        else:
+            after = row.inputs_after if pause is None or pause.when != "before" else ()
+            changed = [i for i, s in enumerate(after) if i < len(ins) and s[:8] != ins[i][:8]]
+            rows += [(f"in {i} after", after[i]) for i in (changed or range(len(after)))]
         rows += [(f"out {i}", s) for i, s in enumerate(outs)]
         return SummaryTable([(label, s, "red" if s.nan or s.inf else
                               ("yellow" if "after" in label else None)) for label, s in rows])
@@ -218,10 +228,53 @@ def _duration(row: OpRow) -> str:
 def _pause_line(pause) -> str:
     where = {"before": "paused before it runs", "after": "paused after it ran",
              "error": "paused at its error"}.get(pause.when, f"paused ({pause.when})")
+    not_run = getattr(pause, "not_run", "")   # a remote pause has none
+    if not_run:
+        where = f"paused at it: it did not run in this run ({not_run})"
     if pause.parent:
         where += f" (at {pause.op_name}, inside it)"
     bp = pause.breakpoint
     return where + (f" — {bp.describe()}" if bp is not None else "")
+
+
+def _diagnostics(row: OpRow, pause) -> list:
+    """Every diagnostic the pause is for, then the op's others (likeliest first); each once."""
+    own = list(getattr(pause, "warnings", ()) or ())   # a remote pause has only ``warning``
+    if not own and getattr(pause, "warning", None) is not None:
+        own = [pause.warning]
+    shown, seen = [], set()
+    for w in own + list(row.warnings):
+        if (w.kind, w.message) not in seen:
+            seen.add((w.kind, w.message))
+            shown.append(w)
+    return shown
+
+
+def _kinds(pause) -> set:
+    """The kinds of diagnostic the pause is for."""
+    own = getattr(pause, "warnings", ()) or (getattr(pause, "warning", None),)
+    return {w.kind for w in own if w is not None}
+
+
+def _inputs_after(pause):
+    """The inputs as the paused op left them, when it changed them (else None)."""
+    return getattr(pause, "inputs_after", None) if pause is not None else None
+
+
+def _error(error: str, children: list) -> Text:
+    """The user's exception line and frame first, then the whole error; eager ops inside."""
+    text = Text()
+    if error:
+        user = user_error(error)
+        text.append(user.line, style="bold red")
+        if user.frame:
+            text.append(f"\n  at {user.frame}", style="red")
+        if user.text != user.line:
+            text.append("\n\nthe whole error:\n", style="dim")
+            text.append(user.text, style="red")
+    if children:
+        text.append(("\n\n" if error else "") + "eager ops inside:\n" + "\n".join(children))
+    return text
 
 
 def _labelled(values: Values | None) -> list:

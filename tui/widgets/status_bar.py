@@ -10,12 +10,16 @@ class StatusBar(Static):
     """One line of display state, set by the app."""
 
     def show(self, state: str, run: int, done: int, total: int, events: int,
-             rate: float | None, message: str = "", warnings: int = 0, extra: int = 0) -> None:
-        """``extra``: ops that ran besides those the run listed (constants folded now)."""
+             rate: float | None, message: str = "", warnings: int = 0, extra: int = 0,
+             warnings_from: str = "") -> None:
+        """``extra``: ops that ran besides those the run listed (constants folded now);
+        ``warnings_from``: the earlier runs the ``warnings`` came in, when no op of this
+        run carries one (else ``w`` goes to them)."""
         ops = f"ops {done}/{total}" + (f" +{extra} folded" if extra else "")
         parts = [f" {state.upper()}", f"run {run}", ops, f"events {events:,}"]
         if warnings:
-            parts.append(f"⚠ {warnings} warning{'s' if warnings != 1 else ''} — w")
+            parts.append(f"⚠ {warnings} warning{'s' if warnings != 1 else ''}"
+                         + (f" ({warnings_from})" if warnings_from else " — w"))
         if rate is not None:
             parts.append(f"{rate:,.0f} ev/s")
         if message:
