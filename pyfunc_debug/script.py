@@ -170,6 +170,9 @@ def _failure_outcome(e: BaseException, program: Program) -> Outcome:
         return Outcome(status, e, f"pyfunc-debug: {line}")
     if isinstance(e, KeyboardInterrupt):
         return Outcome(status, e, f"pyfunc-debug: interrupted (Ctrl+C){_where(e)}")
+    quit_ = _pdb_quit(e)
+    if quit_ is not None:   # q in a pdb the program opened itself (breakpoint())
+        return Outcome(status, e, f"pyfunc-debug: run aborted (q in pdb){_user_line(quit_)}")
     tb = _from_program(e.__traceback__, program)
     text = "".join(traceback.format_exception(type(e), e, tb))
     return Outcome(status, e, text.rstrip())
@@ -184,6 +187,31 @@ def abort_line(e: BaseException) -> str | None:
     if op is None:
         return None
     return f"run aborted at op '{op}'" + (" (Ctrl+C)" if isinstance(e, KeyboardInterrupt) else "")
+
+
+def _pdb_quit(e: BaseException):
+    """The ``bdb.BdbQuit`` that ended the program, itself or as the cause of an op's error."""
+    import bdb
+    seen = set()
+    while e is not None and id(e) not in seen:
+        if isinstance(e, bdb.BdbQuit):
+            return e
+        seen.add(id(e))
+        e = e.__cause__ or e.__context__
+    return None
+
+
+def _user_line(e: BaseException) -> str:
+    """`` at FILE:LINE`` of the last frame of ``e``'s traceback outside pdb and us."""
+    ours = os.path.dirname(os.path.abspath(__file__)) + os.sep
+    tb, found = e.__traceback__, ""
+    while tb is not None:
+        name = tb.tb_frame.f_code.co_filename
+        if os.path.basename(name) not in ("bdb.py", "pdb.py", "pdbpp.py") \
+                and not os.path.abspath(name).startswith(ours):
+            found = f" at {name}:{tb.tb_lineno}"
+        tb = tb.tb_next
+    return found
 
 
 def _where(e: BaseException) -> str:

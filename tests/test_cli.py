@@ -75,3 +75,28 @@ def test_script_commands_help_keeps_python_s_usage(capsys):
     text = capsys.readouterr().out
     assert text.startswith("usage: pyfunc-debug trace -o OUT.json|OUT.jsonl")
     assert "SCRIPT|-m MODULE [ARGS...]" in text
+
+
+def test_q_in_the_programs_own_breakpoint_aborts_with_one_line(tmp_path):
+    """``breakpoint()`` in the user's code, then ``q``: one line naming the user's line,
+    status 1, no ``BdbQuit`` traceback (at top level and inside a wrapped function)."""
+    import subprocess
+    import sys
+    (tmp_path / "top.py").write_text("x = 1\nbreakpoint()\nprint('after')\n")
+    (tmp_path / "inop.py").write_text(
+        "import pyfunc_debug as tf\n"
+        "def f(v):\n"
+        "    breakpoint()\n"
+        "    return v\n"
+        "x = tf.compat.v1.placeholder(tf.float32)\n"
+        "y = tf.compat.v1.py_func(f, [x], tf.float32, name='f')\n"
+        "with tf.compat.v1.Session() as s:\n"
+        "    print(s.run(y, {x: 1.0}))\n")
+    for script, line in (("top.py", 3), ("inop.py", 4)):
+        r = subprocess.run([sys.executable, "-m", "pyfunc_debug", "run", "--console", script],
+                           input="q\n", capture_output=True, text=True, cwd=tmp_path,
+                           timeout=120)
+        assert r.returncode == 1, r.stderr
+        assert "Traceback" not in r.stderr and "BdbQuit" not in r.stderr, r.stderr
+        assert f"run aborted (q in pdb) at {script}:" in r.stderr, r.stderr
+        assert "\nafter" not in r.stdout    # the script did not go on (pdb shows the line)
