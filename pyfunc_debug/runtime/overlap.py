@@ -113,12 +113,16 @@ class _Run:
             raise self.error
 
     # -- the watchdog thread ----------------------------------------------------
-    def check(self) -> None:
+    def check(self, late: bool = False) -> None:
         """Spread the run if its watched step has not returned since the last check,
-        or add a helper if every thread is stuck while steps are ready."""
+        or add a helper if every thread is stuck while steps are ready. A ``late``
+        check starts over: it only says the GIL or the machine was busy."""
         spawn = False
         with self.cond:
             if self.error is not None:
+                return
+            if late:
+                self.seen = self.seen_progress = -1
                 return
             if not self.shared:
                 box = self.box
