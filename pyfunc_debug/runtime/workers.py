@@ -108,11 +108,12 @@ class Watchdog:
         while True:
             self._wake.wait()
             t0 = time.monotonic()
-            time.sleep(self.interval)
+            wait = self.interval * (4 if lates else 1)  # a computing run: disturb it less
+            time.sleep(wait)
             # woken late: the GIL was busy (a run computing, not blocked) or the machine
             # is overloaded; either way this check cannot tell a blocked step (but a few
             # late ones in a row count, so a blocked pair completes on a loaded machine)
-            lates = lates + 1 if time.monotonic() - t0 > 1.5 * self.interval else 0
+            lates = lates + 1 if time.monotonic() - t0 > wait + self.interval / 2 else 0
             late = 0 < lates <= 4
             with self._lock:
                 runs = list(self._runs)
