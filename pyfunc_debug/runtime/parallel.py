@@ -1,4 +1,5 @@
-"""Inter-op parallelism: run steps whose dependencies are done, some on a pool.
+"""Inter-op parallelism for observed and debugged runs: steps whose dependencies are
+done, some on a pool. (Runs nobody watches start inline instead: ``overlap.py``.)
 
 Results are identical to the sequential run: each step still reads exactly
 the slots its inputs name; only the order of independent steps changes.
