@@ -13,6 +13,17 @@ makes the UI's op list the program's callback ops, each with its latest call.
 Abort is sticky: once a pause is answered with abort (or pdb's ``q``), every
 later call of the run raises ``CancelledError`` at once — queued parallel calls
 too — so the framework stops and its caller gets an error carrying our message.
+
+Diagnostics (SPEC §4a, §10a), as for the engine's own ops, when someone records
+summaries: ``non_finite`` at the call that made NaN/Inf from finite inputs,
+``shape_change`` (output shapes unlike those of the op's first call on inputs
+of the same shapes, or the same values in another rank), ``input_modified`` (a
+``numpy_function`` writing into the arrays TF handed it). Each message names
+the call's inputs — with one run per program, the op's row shows its latest
+call, so the warning must say which call it was about. Each kind is reported
+for at most ``_TOLD`` calls of an op per run. They are emitted on the call's
+thread before the pause check after it, so ``break_on(on_warning=True)`` pauses
+at that call.
 """
 from __future__ import annotations
 
@@ -26,13 +37,23 @@ from . import events as ev
 from .debug import external
 from .debug.debugger import attached
 from .errors import CancelledError
+from .runtime.diagnose import HINTS, WATCHED_TYPES
 from .runtime.executor import new_run_id
-from .trace.summary import summarize
+from .runtime.modified import HINT as _MODIFY_HINT
+from .trace.summary import PREVIEW_ITEMS, SAMPLE, ValueSummary, sample_bytes, summarize
 
 __all__ = ["CallbackRun", "Closing", "abort_of", "as_numpy"]
 
 _now = time.perf_counter_ns
+_ndarray = np.ndarray
+_SHAPE, _NAN, _INF = (ValueSummary._fields.index(f) for f in ("shape", "nan", "inf"))
 _runs: list = []   # every CallbackRun made, for abort_of
+_TOLD = 10         # diagnostics of one kind per op and run: a map over 2,000 samples that
+                   # all make NaN must not bury the log (the first calls name the samples)
+_EXACT_BYTES = 1 << 16   # inputs up to this size are compared whole for a write into them
+_HINTS = dict(HINTS, input_modified=_MODIFY_HINT)
+_DRIFT_HINT = ("return one shape for every call (pad, or reshape as the first calls did), "
+               "or check that what consumes the output accepts each shape")
 
 
 def as_numpy(value):
@@ -51,6 +72,41 @@ def _flat(result) -> list:
     if isinstance(result, (list, tuple)):
         return list(result)
     return [result]
+
+
+def _mark(a) -> bytes:
+    """What a write into array ``a`` would change: its bytes, or for a big one the strided
+    sample its summary reads (a write that misses the sample goes unseen)."""
+    return a.tobytes() if a.nbytes <= _EXACT_BYTES or a.size <= SAMPLE else sample_bytes(a)
+
+
+def _marks(inputs):
+    """Before the call: ``_mark`` of each input the callback could write into (a writable
+    array: TF hands ``numpy_function`` its tensors' memory), or None when there is none."""
+    marks = None
+    for j, a in enumerate(inputs):
+        if a.__class__ is np.ndarray and a.ndim and a.flags.writeable:
+            if marks is None:
+                marks = [None] * len(inputs)
+            marks[j] = _mark(a)
+    return marks
+
+
+def _called_with(ins) -> str:
+    """The call's inputs in a few words (which sample it was: ``in 0 = 1234 (int64)``)."""
+    parts = [f"in {j} = {s.preview} ({s.dtype})" if s.size <= PREVIEW_ITEMS and s.preview
+             else f"in {j} {s.short()}" for j, s in enumerate(ins[:4])]
+    if len(ins) > 4:
+        parts.append(f"and {len(ins) - 4} more")
+    return "; ".join(parts) if parts else "no inputs"
+
+
+def _shape(shape) -> str:
+    return "(" + ", ".join(map(str, shape)) + ("," if len(shape) == 1 else "") + ")"
+
+
+def _dims(shapes) -> str:
+    return ", ".join(map(_shape, shapes)) or "nothing"
 
 
 def _message(exc: BaseException) -> str:
@@ -84,6 +140,7 @@ class CallbackRun:
         # pauses of this run, one at a time: a call that waited here while another was
         # paused sees an abort given meanwhile (queued parallel calls must not pause again)
         self._gate = threading.RLock()
+        self._told: dict = {}      # (kind, op name) -> diagnostics emitted this run
         _runs.append(self)
 
     def call(self, op: external.ExternalOp, func, args):
@@ -100,10 +157,13 @@ class CallbackRun:
         run_id = self._begin()
         level = bus.capture
         cap = bus.capture_bytes if level == 2 else 0
-        watch = bool(dbgs) and external.watching(op, dbgs)
-        inputs = [as_numpy(a) for a in args] if (watch or level) else None
-        stepper = self._before(op, inputs, run_id, dbgs) if watch else None
+        watch, keep = external.attention(op, dbgs) if dbgs else (False, False)
+        inputs = [as_numpy(a) for a in args] if (watch or keep or level) else None
+        # what a pause after the call or at its error shows: copies when one may come
+        shown = external.given(op, inputs, dbgs, keep=True) if keep else inputs
+        stepper = self._before(op, shown, run_id, dbgs) if watch else None
         ins = tuple([summarize(a, cap) for a in inputs]) if level else ()
+        marks = _marks(inputs) if level and _ndarray in map(type, inputs) else None
         tid = threading.get_ident()
         if tid not in ev.thread_names:
             ev.note_thread(tid)
@@ -121,17 +181,22 @@ class CallbackRun:
                     self._gate.release()
         except BaseException as exc:
             if inputs is None:
-                inputs = [as_numpy(a) for a in args]
-            self._failed(op, exc, inputs, run_id, tid, t0, dbgs)
+                inputs = shown = [as_numpy(a) for a in args]
+            self._failed(op, exc, shown, inputs, run_id, tid, t0, dbgs)
             raise
         t1 = _now()
         outputs = [as_numpy(v) for v in _flat(result)] if (watch or level) else []
-        outs = tuple(summarize(v, cap) for v in outputs) if level else ()
+        outs = tuple([summarize(v, cap) for v in outputs]) if level else ()
         if observed:
             ev.emit(ev.OpEnd(ev.next_seq(), run_id, t1, tid, op.name, op.type, None, t1 - t0,
                              ins, outs))
+        # diagnostics before the pause check after the call, which shows what they raise
+        if outs:
+            self._diagnose(op, run_id, ins, outs)
+        if marks is not None:
+            self._written(op, run_id, ins, inputs, marks, cap)
         if watch:
-            self._ask(op, external.finished, op, inputs, outputs, run_id, dbgs)
+            self._ask(op, external.finished, op, shown, outputs, run_id, dbgs, inputs)
         return result
 
     def _before(self, op, inputs, run_id, dbgs):
@@ -157,8 +222,9 @@ class CallbackRun:
                 self._abort(e)
                 raise
 
-    def _failed(self, op, exc, inputs, run_id, tid, t0, dbgs) -> None:
-        """The call raised: close its slice, pause on_error (post-mortem), note an abort."""
+    def _failed(self, op, exc, inputs, left, run_id, tid, t0, dbgs) -> None:
+        """The call raised: close its slice, pause on_error (post-mortem), note an abort.
+        ``inputs`` as the call was given them, ``left`` as it left them."""
         t1 = _now()
         ev.emit(ev.OpError(ev.next_seq(), run_id, t1, tid, op.name, op.type, None,
                            type(exc).__name__, _message(exc), op.source, t1 - t0))
@@ -168,9 +234,87 @@ class CallbackRun:
         self.failures += 1
         if dbgs and isinstance(exc, Exception):
             try:
-                self._ask(op, external.failed, op, inputs, exc, run_id, dbgs)
+                self._ask(op, external.failed, op, inputs, exc, run_id, dbgs, None, left)
             except CancelledError as e:
                 raise e from exc
+
+    # -- diagnostics (SPEC 4a, 10a): from the summaries the events carry, so only when
+    # someone records them; each kind at most _TOLD times per op and run
+    def _diagnose(self, op, run_id, ins, outs) -> None:
+        """Written for speed (every call of every callback): the common case, one value in
+        and one out, costs a few comparisons. Summaries are read by index (a named field
+        costs a generic attribute lookup, several times an index's)."""
+        o = outs[0]
+        if o[_NAN] or o[_INF] or len(outs) > 1:
+            self._non_finite(op, run_id, ins, outs)
+        b = o[_SHAPE]
+        if len(ins) == 1 and len(outs) == 1:
+            a = ins[0][_SHAPE]
+            shapes = ((a,), (b,))
+        else:
+            a = ins[0][_SHAPE] if ins else b
+            shapes = (tuple([s[_SHAPE] for s in ins]), tuple([s[_SHAPE] for s in outs]))
+        if b != a and op.type in WATCHED_TYPES:
+            self._rank(op, run_id, ins[0], o)
+        memo = op.memo    # [run id, (input shapes, output shapes) of its first call on those]
+        if not memo or memo[1] != shapes or memo[0] != run_id:
+            self._drift(op, run_id, memo, shapes, ins)
+
+    def _non_finite(self, op, run_id, ins, outs) -> None:
+        for i, s in enumerate(outs):
+            if s.nan or s.inf:
+                if not any(x.nan or x.inf for x in ins):
+                    what = ", ".join(f"{n} {k}" for n, k in ((s.nan, "NaN"), (s.inf, "Inf")) if n)
+                    self._warn(op, run_id, "non_finite", f"op '{op.name}' ({op.type}) made "
+                               f"{what} in output {i} from finite inputs, in its call with "
+                               f"{_called_with(ins)}")
+                return
+
+    def _drift(self, op, run_id, memo, shapes, ins) -> None:
+        """Output shapes unlike those of the op's first call in this run on inputs of the
+        same shapes; a new input shape (e.g. a function traced again) may well give a new
+        output shape: it starts anew."""
+        if not memo or memo[0] != run_id or memo[1][0] != shapes[0]:
+            memo[:] = [run_id, shapes]
+            return
+        self._warn(op, run_id, "shape_change", f"op '{op.name}' ({op.type}) returned shape "
+                   f"{_dims(shapes[1])} in its call with {_called_with(ins)}, where its earlier "
+                   f"calls on inputs of the same shapes returned {_dims(memo[1][1])}",
+                   hint=_DRIFT_HINT)
+
+    def _rank(self, op, run_id, a, b) -> None:
+        """As for our own ops: the same values in another rank than the input's."""
+        if b.size == a.size and len(b.shape) != len(a.shape) and a.size > 1:
+            self._warn(op, run_id, "shape_change", f"op '{op.name}' ({op.type}) returned shape "
+                       f"{_shape(b.shape)} for input shape {_shape(a.shape)}: the same values "
+                       f"in another rank, which broadcasting downstream can silently enlarge "
+                       f"(e.g. to {_shape((a.size, a.size))})")
+
+    def _written(self, op, run_id, ins, inputs, marks, cap) -> None:
+        """``input_modified`` when the call wrote into an input (``marks`` before it)."""
+        written = [j for j, m in enumerate(marks) if m is not None and _mark(inputs[j]) != m]
+        if not written:
+            return
+        after = list(ins)
+        for j in written:
+            after[j] = summarize(inputs[j], cap)
+        which = ", ".join(map(str, written))
+        self._warn(op, run_id, "input_modified", f"op '{op.name}' ({op.type}) wrote into its "
+                   f"input{'s' if len(written) > 1 else ''} {which} in place, in its call with "
+                   f"{_called_with(ins)}: the values it was given are not the ones it left "
+                   "behind", tuple(after))
+
+    def _warn(self, op, run_id, kind, message, inputs=(), hint=None) -> None:
+        key = (kind, op.name)
+        told = self._told.get(key, 0) + 1
+        if told > _TOLD:
+            return
+        self._told[key] = told
+        if told == _TOLD:
+            message += f" (its {_TOLD}th such call: later ones are not reported)"
+        ev.emit(ev.Warning(ev.next_seq(), run_id, _now(), threading.get_ident(), op.name,
+                           op.type, None, message, kind, inputs, op.source,
+                           _HINTS.get(kind, "") if hint is None else hint))
 
     def _begin(self) -> int:
         if self.run_id is None:
@@ -200,6 +344,7 @@ class CallbackRun:
             run_id, self.run_id = self.run_id, None
             aborted, self.aborted = self.aborted, None
             failures, self.failures = self.failures, 0
+            self._told = {}
         if run_id is None:
             return
         t1 = _now()

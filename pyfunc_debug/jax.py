@@ -3,11 +3,12 @@
 ``instrument()`` makes every ``jax.pure_callback``, ``jax.experimental.io_callback``
 and ``jax.debug.callback`` call — eagerly or under ``jit`` — emit events and
 honour the attached debuggers (breakpoints, pauses, step-into pdb at the user's
-function, post-mortem). The op is the callback's ``__name__``, its type the
-JAX primitive (``pure_callback``, ``io_callback``, ``debug_callback``), its
-source the user's line that called the callback API. Requires the ``jax``
-extra; this module and ``pyfunc_debug.tensorflow`` are the only ones that
-import a framework.
+function, post-mortem), with the diagnostics of our own ops when summaries are
+recorded (``non_finite``, ``shape_change``: ``external_calls``). The op is the
+callback's ``__name__``, its type the JAX primitive (``pure_callback``,
+``io_callback``, ``debug_callback``), its source the user's line that called
+the callback API. Requires the ``jax`` extra; this module and
+``pyfunc_debug.tensorflow`` are the only ones that import a framework.
 
 How: the three APIs bind a primitive whose ``callback`` parameter JAX calls at
 run time (on the caller's thread, on CPU); ``instrument()`` wraps each
@@ -85,6 +86,21 @@ def _stack_source() -> str:
     return ""
 
 
+_ops: dict = {}
+
+
+def _op(name: str, kind: str, source: str, code) -> ExternalOp:
+    """One op per callback and call site: a callback bound at every eager call is one op,
+    whose calls diagnostics compare (an output shape unlike the earlier calls')."""
+    key = (name, kind, source, code)
+    op = _ops.get(key)
+    if op is None:
+        if len(_ops) > 4096:
+            _ops.clear()
+        op = _ops[key] = ExternalOp(name, kind, source, target=code)
+    return op
+
+
 @dataclass(frozen=True, eq=False)
 class _Instrumented:
     """The ``callback`` parameter JAX calls: ours, around JAX's flat callback."""
@@ -131,7 +147,7 @@ class Instrumentation(Closing):
                 code = getattr(user, "__code__", None)
                 if me.internal or code is None or not code.co_filename.startswith(_JAX_DIRS):
                     name = getattr(user, "__name__", type(user).__name__)
-                    op = ExternalOp(name, kind, _stack_source(), target=code)
+                    op = _op(name, kind, _stack_source(), code)
                     params["callback"] = _Instrumented(cb, op, me.run)
             return bind(*args, **params)
         return instrumented_bind

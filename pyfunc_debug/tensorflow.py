@@ -5,8 +5,11 @@
 ``tf.data`` maps (any ``num_parallel_calls``) and in v1 sessions — emit
 ``OpStart``/``OpEnd``/``OpError`` events and honour the attached debuggers'
 breakpoints, pauses, step-into pdb and post-mortem, on whichever TF thread
-runs it. Requires the ``tensorflow`` extra; this module and
-``pyfunc_debug.jax`` are the only ones that import a framework.
+runs it; when summaries are recorded, calls raise the diagnostics our own ops do
+(``non_finite``, ``shape_change``, ``input_modified``: ``external_calls``);
+eager calls from one line are calls of one op. Requires the ``tensorflow``
+extra; this module and ``pyfunc_debug.jax`` are the only ones that import a
+framework.
 
 How: every callback TF builds goes through two globals of its private
 ``script_ops`` module, looked up at call time — ``_internal_py_func`` (graphs,
@@ -108,6 +111,21 @@ def _eager_name(name, op_type: str) -> str:
     return f"{scope}/{base}" if scope else base
 
 
+_eager_ops: dict = {}
+
+
+def _eager_op(name: str, typ: str, source: str, target=None) -> ExternalOp:
+    """One op per eager call site (and function): its calls are calls of one op, which
+    diagnostics compare (an output shape unlike the earlier calls')."""
+    key = (name, typ, source, target)
+    op = _eager_ops.get(key)
+    if op is None:
+        if len(_eager_ops) > 4096:   # call sites made in a loop (generated names)
+            _eager_ops.clear()
+        op = _eager_ops[key] = ExternalOp(name, typ, source, target=target)
+    return op
+
+
 class Instrumentation(Closing):
     """The installed wrappers; ``close()`` (or leaving ``with``) restores TF's own and
     ends the callbacks' run. ``run`` is the ``CallbackRun`` the calls belong to."""
@@ -129,8 +147,9 @@ class Instrumentation(Closing):
                                         is_grad_func, name)
             typ = "EagerPyFunc" if use_eager_py_func else (
                 "PyFunc" if stateful else "PyFuncStateless")
-            holder = [ExternalOp(_eager_name(name, typ), typ, _stack_source(), target=_code(func))]
             eager = tf.executing_eagerly()   # then the call runs in there: no op to name it
+            holder = [(_eager_op if eager else ExternalOp)(_eager_name(name, typ), typ,
+                                                          _stack_source(), target=_code(func))]
             result = internal_py_func(me._callback(func, holder), inp, Tout, stateful,
                                       use_eager_py_func, is_grad_func, name)
             op = None if eager else _op_of(result)
@@ -143,7 +162,7 @@ class Instrumentation(Closing):
             if not tf.executing_eagerly() or (not me.internal and _is_internal(func)):
                 return py_func_common(func, inp, Tout, stateful=stateful, name=name)
             typ = "PyFunc" if stateful else "PyFuncStateless"
-            holder = [ExternalOp(_eager_name(name, typ), typ, _stack_source(), target=_code(func))]
+            holder = [_eager_op(_eager_name(name, typ), typ, _stack_source(), target=_code(func))]
             return py_func_common(me._callback(func, holder), inp, Tout, stateful=stateful,
                                   name=name)
 

@@ -138,3 +138,36 @@ def test_ctrl_c_at_a_pause_on_a_tf_thread_quits_with_130(script, tmp_path):
     assert "interrupted (Ctrl+C)" in screen.wait_for(r"interrupted \(Ctrl\+C\)")
     assert _exit_status(child) == 130
     assert "Traceback" not in screen.fresh
+
+
+NAN_SCRIPT = """
+    import numpy as np
+    import tensorflow as tf
+
+    def augment(i):
+        x = np.full(64, float(i), np.float32)
+        if int(i) == 137:
+            x = x * np.float32(np.nan)
+        return x
+
+    ds = tf.data.Dataset.range(300).map(
+        lambda i: tf.py_function(augment, [i], tf.float32, name="augment"),
+        num_parallel_calls=tf.data.AUTOTUNE)
+    print("loss =", sum(float(tf.reduce_sum(x)) for x in ds))
+"""
+
+
+def test_the_ui_without_flags_shows_the_call_that_made_nan(tmp_path):
+    """Issue 23: one sample in 300 makes NaN in a parallel map; with no flags the UI
+    shows the non_finite warning naming that sample, and says it again on exit."""
+    path = tmp_path / "nan_map.py"
+    path.write_text(textwrap.dedent(NAN_SCRIPT))
+    child, screen = _spawn(["run", "--tf", str(path)], tmp_path)
+    text = screen.wait_for(r"FINISHED.*⚠ 1 warning", timeout=180)
+    text += screen.wait_for(r"in 0 = 137 \(int64\)")
+    assert "made 64 NaN" in text
+    screen.send("q")
+    text = screen.wait_for(r"exit status 0")
+    text += screen.wait_for(r"in 0 = 137 \(int64\)")
+    assert "warning: op 'augment' (EagerPyFunc) made 64 NaN in output 0 from finite inputs" in text
+    assert _exit_status(child) == 0

@@ -102,3 +102,23 @@ def test_breakpoint_step_into_and_abort(inst, events):
     assert "return np.sin(x)" in out.getvalue() and "Array([0., 1.]" in out.getvalue()
     assert "run aborted from the debugger at op 'host_sin'" in str(info.value)
     assert inst.run.aborted == "host_sin"
+
+
+def host_inverse(x):
+    with np.errstate(divide="ignore"):
+        return (np.float32(1) / x).astype(np.float32)
+
+
+def test_pure_callback_making_inf_is_a_non_finite_diagnostic_naming_its_call(inst, events):
+    @jax.jit
+    def f(x):
+        return jax.pure_callback(host_inverse, jax.ShapeDtypeStruct(x.shape, x.dtype), x)
+
+    for start in (1.0, -1.0, 4.0):          # the second call meets 0: Inf from finite inputs
+        jax.block_until_ready(f(jnp.arange(start, start + 3.0, dtype=jnp.float32)))
+    found = [e for e in events if type(e) is ev.Warning]
+    assert [(w.kind, w.op, w.op_type) for w in found] == [
+        ("non_finite", "host_inverse", "pure_callback")]
+    assert "made 1 Inf in output 0 from finite inputs" in found[0].message
+    assert "in its call with in 0 = [-1, 0, 1] (float32)" in found[0].message
+    assert found[0].hint

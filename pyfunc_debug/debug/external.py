@@ -17,13 +17,19 @@ the pdb sessions they start are served one at a time).
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 
 from .attachment import attached
+from .breakpoints import changes
 
-__all__ = ["ExternalOp", "watching", "starting", "given", "finished", "failed", "invoke"]
+__all__ = ["ExternalOp", "watching", "keeping", "attention", "starting", "given", "finished",
+           "failed", "invoke"]
+
+# (debugger id, op name, op type) -> (changes[0], whether a breakpoint may pause after such
+# an op or at its error): asked at every framework callback call, so cached like may_pause
+_kept: dict = {}
 
 
 @dataclass(frozen=True)
@@ -32,7 +38,9 @@ class ExternalOp:
 
     ``name``/``type``/``source`` read like an ``Operation``'s; ``wrapped`` says a
     Python function can be stepped into; ``target`` is that function's code
-    object when the callable handed over only leads to it.
+    object when the callable handed over only leads to it. ``memo``: what the
+    run calling it keeps about its calls (``external_calls``), not part of its
+    identity — an attribute read per call is cheaper than a lookup by name.
     """
 
     name: str
@@ -40,6 +48,7 @@ class ExternalOp:
     source: str = ""
     wrapped: bool = True
     target: object = None
+    memo: list = field(default_factory=list, compare=False, repr=False)
     external = True
 
 
@@ -64,11 +73,44 @@ def starting(op: ExternalOp, inputs: list, run_id=None, dbgs=None):
     return stepper
 
 
-def given(op: ExternalOp, inputs: list, dbgs=None) -> list:
+def keeping(op: ExternalOp, dbgs=None) -> bool:
+    """Whether a pause after a call of ``op`` or at its error may come (so ``given`` copies
+    its inputs): ``Debugger.keeps_inputs``, cached."""
+    return any(d.stepping or _keeps(d, op.name, op.type)
+               for d in (attached() if dbgs is None else dbgs))
+
+
+def attention(op: ExternalOp, dbgs=None) -> tuple:
+    """``(watching(op, dbgs), keeping(op, dbgs))`` at the cost of one."""
+    watch = keep = False
+    for d in attached() if dbgs is None else dbgs:
+        if d.stepping:
+            return True, True
+        watch = watch or d.may_pause(op.name, op.type)
+        keep = keep or _keeps(d, op.name, op.type)
+    return watch, keep
+
+
+def _keeps(d, name: str, typ: str) -> bool:
+    # disabled breakpoints count: they may be enabled mid-run (a copy too many is harmless)
+    key = (id(d), name, typ)
+    found = _kept.get(key)
+    if found is not None and found[0] == changes[0]:
+        return found[1]
+    if len(_kept) > 4096:   # eager calls name an op per call site: keep it bounded
+        _kept.clear()
+    result = any((b.on_error or b.pauses_after) and b.matches_op(name, typ)
+                 for b in d.breakpoints)
+    _kept[key] = (changes[0], result)
+    return result
+
+
+def given(op: ExternalOp, inputs: list, dbgs=None, keep=None) -> list:
     """``inputs`` as a pause after ``op`` or at its error must show them: the function may
     write into the arrays it gets, so when such a pause may come they are copied (call
-    this before the function runs), else they are ``inputs`` themselves."""
-    if not any(d.keeps_inputs(op.name, op.type) for d in (attached() if dbgs is None else dbgs)):
+    this before the function runs), else they are ``inputs`` themselves. ``keep``:
+    ``keeping(op, dbgs)`` when the caller already knows it."""
+    if not (keeping(op, dbgs) if keep is None else keep):
         return inputs
     return [a.copy() if isinstance(a, np.ndarray) else a for a in inputs]
 
@@ -83,12 +125,14 @@ def finished(op: ExternalOp, inputs: list, outputs: list, run_id=None, dbgs=None
 
 
 def failed(op: ExternalOp, inputs: list, error: BaseException, run_id=None, dbgs=None,
-           post_mortem=None) -> None:
+           post_mortem=None, inputs_after=None) -> None:
     """``op`` raised ``error`` (still being handled, so its traceback holds the raising
     frame): pause ``on_error``; a post-mortem answer opens pdb there — or, for an op that
-    ran in another process, calls ``post_mortem(debugger)`` to open it there."""
+    ran in another process, calls ``post_mortem(debugger)`` to open it there. ``inputs``
+    as given (``given``), ``inputs_after`` as the call left them."""
     for d in attached() if dbgs is None else dbgs:
-        if d._check_error(op, op.name, op.type, inputs, error, run_id) == "post_mortem":
+        if d._check_error(op, op.name, op.type, inputs, error, run_id,
+                          inputs_after=inputs_after) == "post_mortem":
             with d.serialized:
                 if post_mortem is not None:
                     post_mortem(d)
