@@ -140,10 +140,10 @@ def test_console_prints_and_pauses_at_the_call_that_made_nan(script, tmp_path):
     out = result.stdout
     assert "paused after op 'augment' (EagerPyFunc)" in out, out
     assert f"made 1 NaN in output 0 from finite inputs, in its call with {CALL}" in out
-    assert "input 0:  int64[] min=137 max=137" in out        # the pause shows that call
+    assert "min=137 max=137" in out                          # the pause shows that call
     assert out.count("(pfd)") == 1 and "loss = nan" in out   # no other call paused
     # the diagnostic printer (what a run without --break-on also prints)
-    assert f"pyfunc-debug: warning: op 'augment' (EagerPyFunc) made 1 NaN" in result.stderr
+    assert "pyfunc-debug: warning: op 'augment' (EagerPyFunc) made 1 NaN" in result.stderr
     assert CALL in result.stderr and "fix: " in result.stderr
 
 
