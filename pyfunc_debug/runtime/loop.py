@@ -107,8 +107,9 @@ def run_steps(steps, vals, ctx) -> None:
 
 def run_watched(items, vals, ctx, box: list, costs=None, expensive: float = 0.0,
                 samples=None) -> int:
-    """Run ``(batch, *step, index)`` items: the batch of fast steps through ``run_steps``,
-    then the watched step (a wrapped function; a last item has index -1 and no step).
+    """Run ``(batch, watched, index)`` items: the batch of fast steps, then the watched
+    step (a wrapped function, as a 1-tuple for ``run_steps``; a last item has index -1
+    and none), both through ``run_steps``, which names the op of any error.
 
     The watched step's index is in ``box`` while it runs; a watchdog that pops it
     takes over the steps after it. With ``costs``, the loop stops before a watched
@@ -118,53 +119,27 @@ def run_watched(items, vals, ctx, box: list, costs=None, expensive: float = 0.0,
     Returns -1 when all ran; ``i`` when the watchdog claimed step ``i`` (it ran);
     ``-2 - i`` when it stopped before expensive step ``i``.
     """
-    op = None
     append, pop = box.append, box.pop
-    try:
-        for batch, kernel, ins, outs, mode, single, needs_ctx, frees, op, w in items:
-            if batch:
-                run_steps(batch, vals, ctx)
-            if w < 0:
-                break
-            if costs is not None:
-                if costs[w] > expensive:
-                    return -2 - w
-                if samples is not None:
-                    t0 = perf_counter()
-            append(w)
-            if mode == 1:
-                r = kernel(vals[ins])
-            elif mode == 2:
-                r = kernel(vals[ins[0]], vals[ins[1]])
-            elif mode == 0:
-                r = kernel()
-            elif needs_ctx:
-                r = kernel(ctx, *[vals[i] for i in ins])
-            else:
-                r = kernel(*[vals[i] for i in ins])
-            if single:
-                vals[outs] = r
-            elif outs:
-                for s, v in zip(outs, r):
-                    vals[s] = v
-            if frees:
-                for s in frees:
-                    vals[s] = None
-            if samples is not None:  # the lesser of two times: one slow call is noise
-                d = perf_counter() - t0
-                costs[w] = min(d, samples[w])
-                samples[w] = d
-            try:
-                pop()  # atomic: empty means the watchdog claimed this step
-            except IndexError:
-                return w
-    except PASS_THROUGH:
-        raise
-    except OpError as e:
-        annotate_error(e, op, ctx)  # keeps the op a batch's run_steps named
-        raise
-    except Exception as e:
-        raise annotate_error(e, op, ctx) from e
+    for batch, watched, w in items:
+        if batch:
+            run_steps(batch, vals, ctx)
+        if w < 0:
+            break
+        if costs is not None:
+            if costs[w] > expensive:
+                return -2 - w
+            if samples is not None:
+                t0 = perf_counter()
+        append(w)
+        run_steps(watched, vals, ctx)
+        if samples is not None:  # the lesser of two times: one slow call is noise
+            d = perf_counter() - t0
+            costs[w] = min(d, samples[w])
+            samples[w] = d
+        try:
+            pop()  # atomic: empty means the watchdog claimed this step
+        except IndexError:
+            return w
     return -1
 
 

@@ -32,11 +32,11 @@ def _watched(plan) -> tuple:
     items, batch = [], []
     for i, (f, b) in enumerate(zip(plan.fast_steps, plan.blocking)):
         if b:
-            items.append((tuple(batch), *f, i))
+            items.append((tuple(batch), (f,), i))
             batch = []
         else:
             batch.append(f)
-    items.append((tuple(batch),) + (None,) * 8 + (-1,))
+    items.append((tuple(batch), None, -1))
     return tuple(items)
 
 
@@ -54,7 +54,7 @@ def _dependents(plan) -> list:
 class _Run:
     """One run's shared state once it spreads; ``box`` holds the watched step."""
 
-    __slots__ = ("plan", "vals", "ctx", "costs", "width", "box", "seen", "cond", "shared",
+    __slots__ = ("plan", "vals", "ctx", "costs", "width", "box", "seen", "lock", "cond", "shared",
                  "done", "ready", "pending", "left", "idle", "progress", "seen_progress", "error",
                  "by_cost", "threads", "stalls")
 
@@ -62,12 +62,11 @@ class _Run:
         self.plan, self.vals, self.ctx, self.costs, self.width = plan, vals, ctx, costs, width
         self.box: list = []
         self.seen = -1
-        lock = threading.Lock()
-        self.cond = threading.Condition(lock)   # helpers wait here for ready steps
-        self.done = threading.Condition(lock)   # a calling thread that does not work
+        # most runs never spread: the conditions and queues are made by ``_share``
+        self.lock = threading.Lock()
+        self.cond = self.done = None
         self.shared = False
-        self.ready: deque = deque()
-        self.pending: list = []
+        self.ready = self.pending = None
         self.left = self.idle = self.progress = 0
         self.seen_progress = -1
         self.error = None
@@ -88,7 +87,7 @@ class _Run:
                           samples)
         if got == -1:
             return False
-        with self.cond:
+        with self.lock:
             if got >= 0:
                 self._finish(got)  # the watchdog shared the run while it ran
                 return True
@@ -118,7 +117,7 @@ class _Run:
         or add a helper if every thread is stuck while steps are ready. A ``late``
         check starts over: it only says the GIL or the machine was busy."""
         spawn = False
-        with self.cond:
+        with self.lock:
             if self.error is not None:
                 return
             if late:
@@ -159,8 +158,10 @@ class _Run:
         steps = self.plan.steps
         _dependents(self.plan)
         n = len(steps)
+        self.cond = threading.Condition(self.lock)   # helpers wait here for ready steps
+        self.done = threading.Condition(self.lock)   # a calling thread that does not work
         pending = self.pending = [0] * n
-        ready = self.ready
+        ready = self.ready = deque()
         for j in range(m + 1, n):
             c = 0
             for d in steps[j].deps:
@@ -261,10 +262,11 @@ def run_overlapped(plan, vals, ctx, width: int = 1) -> None:
             else:
                 timings[:2] = perf_counter() - t0, timings[0]
     except BaseException as e:
-        with run.cond:  # helpers stop taking steps (KeyboardInterrupt, an op's error)
+        with run.lock:  # helpers stop taking steps (KeyboardInterrupt, an op's error)
             if run.error is None:
                 run.error = e
-            run.cond.notify_all()
+            if run.shared:
+                run.cond.notify_all()
         raise
     finally:
         WATCHDOG.unwatch(run)
