@@ -81,24 +81,8 @@ def keeping(kernel, op, needs_ctx: bool, copies: bool):
     return kept
 
 
-def _copying(kernel, i, needs_ctx, single, after):
-    """A wrapped function's kernel with tests after it: its array inputs copied first."""
-    def checked(*args):
-        values = args[1:] if needs_ctx else args
-        given = _kept(values)
-        r = kernel(*args)
-        results = (r,) if single else (tuple(r) if r is not None else ())
-        for test in after:
-            if test(results):
-                raise _Maybe(i, given, r, left=values)
-        return r
-    return checked
-
-
 def _checked(kernel, i, mode, needs_ctx, single, before, after, copies=False):
     """``kernel`` with the pre-filters around it (same call signature)."""
-    if copies and after and not before:
-        return _copying(kernel, i, needs_ctx, single, after)
     if single and not needs_ctx and not before and len(after) == 1 and hasattr(after[0], "one") \
             and not copies:
         one = after[0].one
