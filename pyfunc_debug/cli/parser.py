@@ -173,6 +173,13 @@ def _add_demo(sub) -> None:
     d.set_defaults(func=cmd_demo)
 
 
+def _program_arguments(p) -> None:
+    """``SCRIPT|-m MODULE [ARGS...]`` as help shows it (``script.parse_command`` parses)."""
+    p.add_argument("-m", metavar="MODULE", help="run a module (as python -m) instead of SCRIPT")
+    _file(p.add_argument("script", metavar="SCRIPT", nargs="?", help="the Python script to run"))
+    p.add_argument("args", metavar="ARGS", nargs="*", help="the script's own arguments")
+
+
 def _add_run(sub) -> None:
     r = _command(
         sub, "run", RUN_EPILOG, help="run a program under the debugger",
@@ -195,9 +202,7 @@ def _add_run(sub) -> None:
                    help="no UI here: serve the debugger for pyfunc-debug attach (port 0: any)")
     r.add_argument("--wait", action="store_true",
                    help="with --listen: start the program once a client is attached")
-    r.add_argument("-m", metavar="MODULE", help="run a module (as python -m) instead of SCRIPT")
-    _file(r.add_argument("script", metavar="SCRIPT", nargs="?", help="the Python script to run"))
-    r.add_argument("args", metavar="ARGS", nargs="*", help="the script's own arguments")
+    _program_arguments(r)
     r.set_defaults(func=cmd_run)
 
 
@@ -215,9 +220,7 @@ def _add_trace(sub) -> None:
     t.add_argument("--capture", choices=("none", "summary", "full"),
                    help="value summaries (default) or copies of values too")
     _framework_options(t)
-    t.add_argument("-m", metavar="MODULE", help="run a module (as python -m) instead of SCRIPT")
-    _file(t.add_argument("script", metavar="SCRIPT", nargs="?", help="the Python script to run"))
-    t.add_argument("args", metavar="ARGS", nargs="*", help="the script's own arguments")
+    _program_arguments(t)
     t.set_defaults(func=cmd_trace)
 
 
