@@ -13,6 +13,7 @@ import pytest
 
 pexpect = pytest.importorskip("pexpect")
 
+from programs import KEYERROR, LOOP  # noqa: E402
 from test_tui_e2e import ANSI, Screen  # noqa: E402
 
 SCRIPTS = {
@@ -21,34 +22,8 @@ SCRIPTS = {
         print("hello from the script")
         sys.exit(3)
     """,
-    "keyerror.py": """
-        import numpy as np
-        import pyfunc_debug as tf
-
-        def lookup(x):
-            table = {1: 2}
-            return np.int64(table[int(x) + 1])
-
-        x = tf.compat.v1.placeholder(tf.float32)
-        y = tf.compat.v1.py_func(lookup, [x], tf.int64, name="lookup")
-        with tf.compat.v1.Session() as sess:
-            print(sess.run(y, {x: 1.0}))
-    """,
-    "loop.py": """
-        import time
-        import numpy as np
-        import pyfunc_debug as tf
-
-        def slow(x):
-            time.sleep(0.05)
-            return x + np.float32(1)
-
-        x = tf.compat.v1.placeholder(tf.float32)
-        y = tf.compat.v1.py_func(slow, [x], tf.float32, name="slow")
-        with tf.compat.v1.Session() as sess:
-            for step in range(2000):
-                sess.run(y, {x: 1.0})
-    """,
+    "keyerror.py": KEYERROR,
+    "loop.py": LOOP,
     "syntax.py": "def broken(:\n    pass\n",
     "pfd_pty_module.py": """
         import sys

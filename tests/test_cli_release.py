@@ -15,24 +15,9 @@ import pytest
 import pyfunc_debug as pfd
 from pyfunc_debug.cli import build_parser, main
 from pyfunc_debug.cli.completion import render
+from programs import LOOP
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-
-LOOP = """
-    import time
-    import numpy as np
-    import pyfunc_debug as tf
-
-    def slow(x):
-        time.sleep(0.05)
-        return x + np.float32(1)
-
-    x = tf.compat.v1.placeholder(tf.float32)
-    y = tf.compat.v1.py_func(slow, [x], tf.float32, name="slow")
-    with tf.compat.v1.Session() as sess:
-        for step in range(2000):
-            sess.run(y, {x: 1.0})
-"""
 
 
 def _env(home, **extra):

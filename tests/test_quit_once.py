@@ -21,6 +21,7 @@ from pyfunc_debug.debug.pdb_bridge import PdbQuit
 from pyfunc_debug.errors import CancelledError
 from pyfunc_debug.external_calls import CallbackRun
 
+from programs import KEYERROR, LOOP
 from test_tui_e2e import ANSI, Screen
 from test_tui_pilot import Target, _app, _paused_at, _running, _until
 
@@ -191,36 +192,6 @@ def test_console_one_q_in_pdb_aborts_the_run(command, bp):
 
 
 # -- the real command ---------------------------------------------------------------------------
-
-LOOP = """
-    import time
-    import numpy as np
-    import pyfunc_debug as tf
-
-    def slow(x):
-        time.sleep(0.05)
-        return x + np.float32(1)
-
-    x = tf.compat.v1.placeholder(tf.float32)
-    y = tf.compat.v1.py_func(slow, [x], tf.float32, name="slow")
-    with tf.compat.v1.Session() as sess:
-        for step in range(2000):
-            sess.run(y, {x: 1.0})
-"""
-
-KEYERROR = """
-    import numpy as np
-    import pyfunc_debug as tf
-
-    def lookup(x):
-        table = {1: 2}
-        return np.int64(table[int(x) + 1])
-
-    x = tf.compat.v1.placeholder(tf.float32)
-    y = tf.compat.v1.py_func(lookup, [x], tf.int64, name="lookup")
-    with tf.compat.v1.Session() as sess:
-        print(sess.run(y, {x: 1.0}))
-"""
 
 
 def _spawn(tmp_path, args, script=None):
