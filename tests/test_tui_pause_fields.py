@@ -23,26 +23,9 @@ from pyfunc_debug.external_calls import CallbackRun
 from pyfunc_debug.tui.model import OpRow
 from pyfunc_debug.tui.widgets.inspector import Inspector
 
+from test_requests_honoured import GIVEN, clip_in_place, clip_then_fail, no_user_pdbrc  # noqa: F401
 from test_tui_pilot import _app, _finished, _paused_at, _running, _status, _until
 from test_tui_truth_more import _app as _timed_app, _shown
-
-
-@pytest.fixture(autouse=True)
-def no_user_pdbrc(tmp_path, monkeypatch):
-    monkeypatch.setenv("HOME", str(tmp_path))
-
-
-GIVEN = np.array([0.5, 3.0, 7.0], np.float32)
-
-
-def clip_in_place(x):
-    x[x > 1] = 1          # the bug: writes into the array it was handed
-    return x * 10
-
-
-def clip_then_fail(x):
-    x[x > 1] = 1
-    raise ValueError("after writing into its input")
 
 
 def _one_op(func, name="clip", feed=GIVEN):
