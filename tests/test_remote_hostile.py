@@ -36,6 +36,8 @@ from pyfunc_debug.remote.server import Server
 from pyfunc_debug.remote.wire import VERSION, WireError, from_npy, parse_line, to_npy
 from pyfunc_debug.runtime.records import BOTH, RECORD
 
+from test_remote import _graph, _run_in_thread  # a numpy_function 'double', run on a thread
+
 TOKEN = "s3cret"
 MiB = 1 << 20
 
@@ -98,33 +100,6 @@ def _trickle(sock: socket.socket, stop: threading.Event, head: bytes = b'{"t":"a
     thread = threading.Thread(target=run, daemon=True)
     thread.start()
     return thread
-
-
-def _double(a):
-    return a * 2
-
-
-def _graph():
-    g = tf.Graph()
-    with g.as_default():
-        x = tf.compat.v1.placeholder(tf.float32, name="x")
-        y = tf.numpy_function(_double, [x], tf.float32, name="double")
-        z = tf.add(y, 1.0, name="plus")
-    return g, x, z
-
-
-def _run_in_thread(g, x, z, value):
-    out = {}
-
-    def run():
-        try:
-            with tf.compat.v1.Session(graph=g) as sess:
-                out["result"] = sess.run(z, {x: value})
-        except Exception as e:  # noqa: BLE001 - the test looks at it
-            out["error"] = e
-    t = threading.Thread(target=run, daemon=True)
-    t.start()
-    return t, out
 
 
 # -- before the token: a small fixed budget per connection --------------------------------
