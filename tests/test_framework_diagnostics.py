@@ -10,7 +10,6 @@ import os
 import subprocess
 import sys
 import textwrap
-import warnings
 
 import numpy as np
 import pytest
@@ -20,8 +19,9 @@ tf = pytest.importorskip("tensorflow")
 
 import pyfunc_debug as pfd  # noqa: E402
 from pyfunc_debug import events as ev  # noqa: E402
-from pyfunc_debug import tensorflow as pt  # noqa: E402
 from pyfunc_debug.debug import Debugger  # noqa: E402
+
+from test_tensorflow_adapter import events, inst  # noqa: E402,F401  (fixtures)
 
 # one bad sample in 300, in a parallel map (TF's threads, calls out of order)
 NAN_SCRIPT = """
@@ -58,22 +58,6 @@ def _cli(args, tmp_path, stdin=""):
     return subprocess.run([sys.executable, "-m", "pyfunc_debug", *args], input=stdin,
                           capture_output=True, text=True, env=env, cwd=str(tmp_path),
                           timeout=300)
-
-
-@pytest.fixture
-def inst():
-    with warnings.catch_warnings():   # earlier tests built callbacks: said, not wanted here
-        warnings.simplefilter("ignore", RuntimeWarning)
-        i = pt.instrument()
-    yield i
-    i.close()
-
-
-@pytest.fixture
-def events():
-    seen = []
-    with ev.subscribe(seen.append, capture="summary"):
-        yield seen
 
 
 def _warnings(seen, kind=None) -> list:
