@@ -259,3 +259,15 @@ def test_pty_tf_one_q_in_pdb_ends_the_ui_with_one_line(tmp_path):
     assert child.exitstatus == 1
     assert "run aborted at op 'features/standardize'" in out
     assert "Traceback" not in out and "PdbQuit" not in out
+
+
+def test_an_aborted_ops_error_reads_as_the_abort_not_a_traceback():
+    """While the app closes after ``q`` in pdb it may draw once more: the aborted op's
+    error pane says what the user did, not PdbQuit's traceback."""
+    from pyfunc_debug.tui.failure_text import error_text
+    try:
+        raise PdbQuit(None, None, "the run was aborted from pdb (quit) in op 'slow'")
+    except PdbQuit as e:
+        e.pfd_aborted_at = "slow"
+        text = error_text(e)
+    assert text == "run aborted at op 'slow'"

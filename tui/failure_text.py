@@ -13,6 +13,7 @@ import traceback
 from typing import NamedTuple
 
 import pyfunc_debug
+from pyfunc_debug.script import abort_line
 from pyfunc_debug.trace.failures import original_line
 
 __all__ = ["UserError", "user_error", "error_text"]
@@ -40,6 +41,9 @@ def error_text(error: BaseException | None) -> str:
     user's traceback), else the exception with its traceback (a framework's callback)."""
     if error is None:
         return ""
+    aborted = abort_line(error)   # q in pdb, Ctrl+C: the user's act, not a failure to explain
+    if aborted is not None:
+        return aborted
     message = getattr(error, "message", None)
     if isinstance(message, str) and message:
         return message
