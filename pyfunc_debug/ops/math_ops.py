@@ -7,6 +7,7 @@ from .. import dtypes
 from ..dtypes import as_dtype, scalar_or_array
 from ..graph.shape import UNKNOWN, TensorShape, broadcast_shapes
 from .array_ops import ones_like, where, zeros_like
+from . import scalar_kernels
 from .broadcast_ops import sum_to as _sum_to
 from .dispatch import apply1
 from .operands import as_tensor as _tensor, pair as _pair
@@ -215,9 +216,9 @@ def _div_infer(attrs, inputs):
 
 
 # ``allowed``: the dtypes TF registers each op for (others are refused when built)
-ADD = _op("AddV2", np.add, _broadcast, _g_add, allowed=NUMBER | {"string"})
-SUB = _op("Sub", np.subtract, _broadcast, _g_sub, allowed=NUMBER)
-MUL = _op("Mul", np.multiply, _broadcast, _g_mul, allowed=NUMBER)
+ADD = _op("AddV2", scalar_kernels.add, _broadcast, _g_add, allowed=NUMBER | {"string"})
+SUB = _op("Sub", scalar_kernels.subtract, _broadcast, _g_sub, allowed=NUMBER)
+MUL = _op("Mul", scalar_kernels.multiply, _broadcast, _g_mul, allowed=NUMBER)
 DIV = register(OpDef("RealDiv", kernel=_div_kernel, infer=_div_infer, grad=_g_div,
                      cse_key=lambda op: (op.attrs["T"].name,), allowed=NUMBER,
                      attr_types={"T": dtype_attr}))
