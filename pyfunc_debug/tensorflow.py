@@ -142,7 +142,8 @@ class Instrumentation(Closing):
 
         def _internal_py_func(func, inp, Tout, stateful=None, use_eager_py_func=False,
                               is_grad_func=False, name=None):
-            if is_grad_func or (not me.internal and _is_internal(func)):
+            if is_grad_func or not callable(func) or (not me.internal and _is_internal(func)):
+                # not callable: TF's own check raises its ValueError, as without us
                 return internal_py_func(func, inp, Tout, stateful, use_eager_py_func,
                                         is_grad_func, name)
             typ = "EagerPyFunc" if use_eager_py_func else (
@@ -159,7 +160,8 @@ class Instrumentation(Closing):
             return result
 
         def _py_func_common(func, inp, Tout, stateful=True, name=None):
-            if not tf.executing_eagerly() or (not me.internal and _is_internal(func)):
+            if (not tf.executing_eagerly() or not callable(func)
+                    or (not me.internal and _is_internal(func))):
                 return py_func_common(func, inp, Tout, stateful=stateful, name=name)
             typ = "PyFunc" if stateful else "PyFuncStateless"
             holder = [_eager_op(_eager_name(name, typ), typ, _stack_source(), target=_code(func))]

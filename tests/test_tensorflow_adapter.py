@@ -273,3 +273,42 @@ def test_a_jsonl_trace_replays_in_the_views_model(inst, tmp_path):
     assert model.runs == 1 and model.state == "finished" and list(model.rows) == ["scale_np"]
     assert model.rows["scale_np"].status == "done"
     assert model.rows["scale_np"].source == f"{HERE}:{_line('# MAP')}"
+
+
+def _raised(build):
+    try:
+        build()
+    except Exception as exc:  # noqa: BLE001 - the outcome is what we compare
+        return type(exc), str(exc)
+    return None
+
+
+NOT_CALLABLE = {
+    "py_function eager": lambda: tf.py_function("x", [tf.constant(1.0)], tf.float32),
+    "numpy_function eager": lambda: tf.numpy_function("x", [tf.constant(1.0)], tf.float32),
+    "tf.function": lambda: tf.function(
+        lambda: tf.numpy_function("x", [tf.constant(1.0)], tf.float32))(),
+}
+
+
+def _in_graph(build):
+    def inside():
+        with tf.Graph().as_default():
+            return build()
+    return inside
+
+
+@pytest.mark.parametrize("where", [*NOT_CALLABLE, "v1 graph"])
+def test_a_non_callable_func_meets_tensorflows_own_check(where, events):
+    """TF's own error, at the same moment (at build in a graph), as without instrument()."""
+    build = NOT_CALLABLE.get(where) or _in_graph(
+        lambda: tf.compat.v1.py_func("x", [tf.constant(1.0)], tf.float32))
+    plain = _raised(build)
+    assert plain is not None
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)
+        with pt.instrument():
+            assert _raised(build) == plain
+    if where != "numpy_function eager":     # eager numpy_function calls it: Python's TypeError
+        assert plain[0] is ValueError and "Expected func to be callable" in plain[1]
+    assert _ops(events, ev.OpStart) == []
