@@ -31,6 +31,11 @@ __all__ = ["RunStart", "OpStart", "OpEnd", "OpError", "RunEnd", "BreakpointHit",
            "note_thread", "WORKER_EVENTS", "OPTIONAL_TAIL", "without_empty_tail"]
 
 CAPTURE_LEVELS = ("none", "summary", "full")
+# capture="fault" (``trace.faults``): while a fault recorder is open (``fault_capture``),
+# each wrapped-function kernel notes its call's (op, args) here by thread, for the recorder
+# to keep if the call goes wrong
+fault_capture = 0
+held_calls: dict = {}
 _seq = itertools.count(1)
 next_seq = _seq.__next__
 

@@ -12,6 +12,7 @@ import argparse
 from .attach import cmd_attach
 from .demo import cmd_demo, example_names
 from .run import BREAK_ON, RUN_USAGE, cmd_run
+from .replay import cmd_replay
 from .trace import TRACE_USAGE, cmd_trace
 from .traces import cmd_diff, cmd_export, cmd_view
 
@@ -148,6 +149,7 @@ def build_parser() -> argparse.ArgumentParser:
     _add_view(sub)
     _add_diff(sub)
     _add_export(sub)
+    _add_replay(sub)
     _add_attach(sub)
     return p
 
@@ -217,8 +219,9 @@ def _add_trace(sub) -> None:
         "status is the script's; an OUT that cannot be written is an error (exit 2) before "
         "the script starts.")
     _file(t.add_argument("-o", "--output", metavar="OUT", help="OUT.json or OUT.jsonl"))
-    t.add_argument("--capture", choices=("none", "summary", "full"),
-                   help="value summaries (default) or copies of values too")
+    t.add_argument("--capture", choices=("none", "summary", "full", "fault"),
+                   help="value summaries (default), copies of values too (full), or "
+                   "summaries plus the inputs of faulty calls, for replay (fault)")
     _framework_options(t)
     _program_arguments(t)
     t.set_defaults(func=cmd_trace)
@@ -267,6 +270,38 @@ def _add_export(sub) -> None:
                          help="where to write: - is stdout (csv only); default: TRACE with "
                          "the format's suffix"))
     e.set_defaults(func=cmd_export)
+
+
+REPLAY_EPILOG = """\
+examples:
+  pyfunc-debug trace -o run.jsonl --capture fault train.py   inputs of faulty calls only
+  pyfunc-debug replay run.jsonl                      the first faulty call, new vs recorded
+  pyfunc-debug replay run.jsonl --pdb                stop at its function's first line
+  pyfunc-debug replay run.jsonl --op scale --run 3 --post-mortem   pdb where it raises"""
+
+
+def _add_replay(sub) -> None:
+    r = _command(
+        sub, "replay", REPLAY_EPILOG, help="re-run a recorded faulty call from its captured "
+        "inputs (under pdb)",
+        description="Re-run one call captured by a --capture fault trace (by default the "
+        "first faulty one) in this process: import its function's module (its top-level "
+        "code runs; a script's if __name__ == '__main__' block does not), call it with the "
+        "recorded inputs, and print the new outputs beside the recorded ones. Exit status: 0 "
+        "when the call now runs clean, 1 when it is still faulty, 2 when it cannot be "
+        "replayed.")
+    _file(r.add_argument("trace", metavar="TRACE", help="a .jsonl trace recorded with "
+                         "--capture fault"))
+    r.add_argument("--op", metavar="NAME", help="a captured call of this op")
+    r.add_argument("--run", metavar="N", type=int, help="a captured call in run N")
+    r.add_argument("--call", metavar="K", type=int, help="the K-th matching captured call "
+                   "(1 = the first)")
+    r.add_argument("--pdb", action="store_true", help="stop at the function's first line, "
+                   "the recorded arguments in scope")
+    r.add_argument("--post-mortem", action="store_true",
+                   help="open pdb at the frame that raises, if it raises")
+    r.add_argument("--list", action="store_true", help="list the captured calls")
+    r.set_defaults(func=cmd_replay)
 
 
 def _add_attach(sub) -> None:

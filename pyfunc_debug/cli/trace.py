@@ -10,7 +10,7 @@ __all__ = ["cmd_trace", "TRACE_OPTIONS", "TRACE_USAGE", "nothing_recorded"]
 
 TRACE_OPTIONS = {"-o": True, "--output": True, "--capture": True, "--tf": False,
                  "--jax": False}
-TRACE_USAGE = ("pyfunc-debug trace -o OUT.json|OUT.jsonl [--capture none|summary|full] "
+TRACE_USAGE = ("pyfunc-debug trace -o OUT.json|OUT.jsonl [--capture none|summary|full|fault] "
                "[--tf] [--jax] SCRIPT|-m MODULE [ARGS...]")
 
 

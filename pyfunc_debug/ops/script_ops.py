@@ -12,6 +12,7 @@ import functools
 import itertools
 import traceback
 import weakref
+from threading import get_ident
 
 import numpy as np
 
@@ -144,6 +145,8 @@ def _bind_pyfunc(op, call=None):
     check, token = strict_checker(op.attrs["Tout"]), op.attrs["token"]
 
     def kernel(*args):
+        if events.fault_capture:   # capture="fault": its inputs, in case the call goes wrong
+            events.held_calls[get_ident()] = (op, args)
         try:
             ret = invoke(*args)
         except _PASS_THROUGH:
@@ -177,6 +180,8 @@ def _bind_eager_pyfunc(op, call=None):
     n_out = len(touts)
 
     def kernel(ctx, *args):
+        if events.fault_capture:
+            events.held_calls[get_ident()] = (op, args)
         ins = [EagerTensor(read_only(a), dt) for a, dt in zip(args, tins)]
         want_tape = bool(op._grad_consumers)
         outs, tape = call_eagerly(func, ins, touts, token, want_tape)

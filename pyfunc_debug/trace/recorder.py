@@ -12,6 +12,7 @@ from .jsonl import JsonlWriter
 __all__ = ["trace", "Trace", "RECENT_EVENTS"]
 
 RECENT_EVENTS = 10_000  # what ``tr.events`` keeps of a streamed (.jsonl) trace
+CAPTURES = ev.CAPTURE_LEVELS + ("fault",)   # "fault": summaries, and inputs of faulty calls
 
 
 class Trace:
@@ -31,8 +32,8 @@ class Trace:
         if path is not None and not str(path).endswith((".json", ".jsonl")):
             raise ValueError(f"trace path {path!r} must end in .json (Chrome trace) or "
                              ".jsonl (pyfunc-debug trace)")
-        if capture not in ev.CAPTURE_LEVELS:
-            raise ValueError(f"capture must be one of {ev.CAPTURE_LEVELS}, not {capture!r}")
+        if capture not in CAPTURES:
+            raise ValueError(f"capture must be one of {CAPTURES}, not {capture!r}")
         self.path = None if path is None else os.fspath(path)
         self.capture = capture
         self.capture_bytes = capture_bytes
@@ -40,6 +41,7 @@ class Trace:
         self._names: dict[int, str] = {}
         self._sub = None
         self._writer = None
+        self.faults = None   # capture="fault": the ``trace.faults.FaultRecorder``
 
     @property
     def thread_names(self) -> dict:
@@ -61,10 +63,15 @@ class Trace:
             # complete after each run and on exit)
             self.events = collections.deque(maxlen=RECENT_EVENTS)
             self._writer = JsonlWriter(self.path, self.capture, window=self.events)
-            self._sub = ev.subscribe(self._writer.write, self.capture, self.capture_bytes,
-                                     op_callback=self._writer.op_write)
+            callback, on_op = self._writer.write, self._writer.op_write
         else:
-            self._sub = ev.subscribe(self._recorder(), self.capture, self.capture_bytes)
+            callback = on_op = self._recorder()
+        level = self.capture
+        if level == "fault":   # the executor makes summaries; the recorder keeps faulty inputs
+            from .faults import FaultRecorder
+            self.faults = FaultRecorder(self.path if self._writer is not None else None)
+            callback, level = self.faults.watching(callback), "summary"
+        self._sub = ev.subscribe(callback, level, self.capture_bytes, op_callback=on_op)
         return self
 
     def _recorder(self):
@@ -74,6 +81,8 @@ class Trace:
 
     def __exit__(self, *exc) -> bool:
         self._sub.close()
+        if self.faults is not None:
+            self.faults.close()
         if self._writer is not None:
             self._writer.close()
         elif self.path is not None:
@@ -121,6 +130,8 @@ class Trace:
             for e in self.events:
                 writer.write(e)
             writer.close()
+            if self.faults is not None and self._writer is None:
+                self.faults.save(path)
         elif path.endswith(".json"):
             write_chrome(path, self.events, thread_names=self.thread_names)
         else:
