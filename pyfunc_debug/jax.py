@@ -17,7 +17,11 @@ earlier are caught too. Functions jitted before ``instrument()`` hold the
 unwrapped callback in their compiled form, so it clears JAX's caches
 (``jax.clear_caches()``): they are traced again on their next call (what was
 compiled ahead of time, ``f.lower(x).compile()``, stays unobserved). JAX's own
-callbacks (``jax.debug.print``'s) are hidden unless ``internal=True``.
+callbacks are hidden unless ``internal=True``. ``jax.debug.print`` binds its own
+primitive (``debug_print``) whose rules build the print callback from the equation's
+parameters, through ``debugging._make_flat_callback`` looked up at call time: with
+``internal=True`` that helper's result is wrapped too (op ``jax.debug.print``, type
+``debug_print``). A callback that is not callable is left to JAX, as without us.
 """
 from __future__ import annotations
 
@@ -30,6 +34,7 @@ from dataclasses import dataclass
 import jax
 from jax._src import callback as _callback_mod
 from jax._src import debugging as _debugging_mod
+from jax._src import source_info_util as _source_info
 
 from .debug.external import ExternalOp
 from .errors import CancelledError
@@ -76,14 +81,29 @@ def _unwrap(func):
     return func
 
 
-def _stack_source() -> str:
-    frame = sys._getframe(2)
+def _stack_source(depth: int = 2) -> str:
+    frame = sys._getframe(depth)
     while frame is not None:
         name = frame.f_code.co_filename
         if not name.startswith(_NOT_USER):
             return f"{name}:{frame.f_lineno}"
         frame = frame.f_back
     return ""
+
+
+def _equation_source() -> str:
+    """The user's line of the equation JAX is evaluating or lowering now (a print's
+    callback is made there, away from the user's stack when lowered under ``jit``)."""
+    try:
+        tb = _source_info.current().traceback
+        codes, lastis = tb.raw_frames() if tb is not None else ((), ())
+        for code, lasti in zip(codes, lastis):
+            if not code.co_filename.startswith(_NOT_USER):
+                frame = _source_info.raw_frame_to_frame(code, lasti)
+                return f"{frame.file_name}:{frame.start_line}"
+    except Exception:  # a JAX without these helpers: the stack is the next best
+        pass
+    return _stack_source(3)
 
 
 _ops: dict = {}
@@ -128,11 +148,16 @@ class Instrumentation(Closing):
         self.internal = internal
         self.run = CallbackRun("jax")
         self._saved: dict = {}
+        self._saved_print = None
 
     def _install(self) -> None:
         for kind, prim in _PRIMITIVES.items():
             self._saved[kind] = prim.__dict__.get("bind")
             prim.bind = self._binder(kind, prim.bind)
+        make = getattr(_debugging_mod, "_make_flat_callback", None)
+        if make is not None and hasattr(_debugging_mod, "debug_print_p"):
+            self._saved_print = make
+            _debugging_mod._make_flat_callback = self._print_maker(make)
         for name in _LOGGERS:
             logging.getLogger(name).addFilter(_not_an_abort)
         jax.clear_caches()
@@ -145,12 +170,27 @@ class Instrumentation(Closing):
             if cb is not None and not isinstance(cb, _Instrumented):
                 user = _unwrap(_user_function(cb))
                 code = getattr(user, "__code__", None)
-                if me.internal or code is None or not code.co_filename.startswith(_JAX_DIRS):
+                if not callable(user):      # JAX's own error at call time, as without us
+                    pass
+                elif me.internal or code is None or not code.co_filename.startswith(_JAX_DIRS):
                     name = getattr(user, "__name__", type(user).__name__)
                     op = _op(name, kind, _stack_source(), code)
                     params["callback"] = _Instrumented(cb, op, me.run)
             return bind(*args, **params)
         return instrumented_bind
+
+    def _print_maker(self, make):
+        """``jax.debug.print``'s rules (eager, lowering, shard_map) make its callback here."""
+        me = self
+
+        def make_flat_callback(in_tree, callback, static_args):
+            flat = make(in_tree, callback, static_args)
+            if not me.internal or me._saved_print is None:
+                return flat
+            code = getattr(_unwrap(callback), "__code__", None)
+            op = _op("jax.debug.print", "debug_print", _equation_source(), code)
+            return _Instrumented(flat, op, me.run)
+        return make_flat_callback
 
     def close(self) -> None:
         """Restore JAX's ``bind``s, clear its caches (no wrapper stays compiled in), end the run."""
@@ -161,6 +201,9 @@ class Instrumentation(Closing):
                 prim.__dict__.pop("bind", None)
             else:
                 prim.bind = saved
+        if self._saved_print is not None:
+            _debugging_mod._make_flat_callback = self._saved_print
+            self._saved_print = None
         if self._saved:
             self._saved = {}
             for name in _LOGGERS:
@@ -175,12 +218,14 @@ def instrument(internal: bool = False) -> Instrumentation:
     """Wrap every Python callback JAX binds from now on (see the module docstring).
 
     Clears JAX's caches, so functions jitted earlier are traced again and wrapped.
-    ``internal=True`` also shows JAX's own callbacks (``jax.debug.print``).
+    ``internal=True`` also shows JAX's own callbacks (``jax.debug.print``'s).
     Calling it again returns the active ``Instrumentation``.
     """
     global _active
     if _active is not None:
-        _active.internal = _active.internal or internal
+        if internal and not _active.internal:
+            _active.internal = True
+            jax.clear_caches()   # prints compiled while hidden are lowered again, wrapped
         return _active
     _active = Instrumentation(internal)
     _active._install()

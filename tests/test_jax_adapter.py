@@ -122,3 +122,45 @@ def test_pure_callback_making_inf_is_a_non_finite_diagnostic_naming_its_call(ins
     assert "made 1 Inf in output 0 from finite inputs" in found[0].message
     assert "in its call with in 0 = [-1, 0, 1] (float32)" in found[0].message
     assert found[0].hint
+
+
+def test_internal_covers_debug_print_eager_and_jitted(events, capsys):
+    """jax.debug.print binds its own primitive (JAX 0.10): shown with internal=True only,
+    at the user's line, and the print still prints."""
+    def f(x):
+        jax.debug.print("v={v}", v=x)   # PRINT
+        return x + 1
+
+    with pj.instrument():
+        jax.jit(f)(jnp.arange(2.0))
+        assert [e for e in events if type(e) is ev.OpStart] == []
+        pj.instrument(internal=True)    # compiled while hidden: lowered again, wrapped
+        f(jnp.arange(2.0))
+        jax.block_until_ready(jax.jit(f)(jnp.arange(2.0)))
+    starts = [e for e in events if type(e) is ev.OpStart]
+    assert [(e.op, e.op_type, e.source) for e in starts] == [
+        ("jax.debug.print", "debug_print", f"{HERE}:{_line('# PRINT')}")] * 2
+    assert capsys.readouterr().out == "v=[0. 1.]\n" * 3
+
+
+def _outcome(call):
+    try:
+        return "ok", np.asarray(call()).tolist()
+    except Exception as exc:  # noqa: BLE001 - the outcome is what we compare
+        return type(exc).__name__, str(exc).splitlines()[0]
+
+
+@pytest.mark.parametrize("api", ["pure_callback", "debug.callback"])
+def test_a_non_callable_callback_meets_jaxs_own_outcome(api, events):
+    def call():
+        x = jnp.arange(2.0)
+        if api == "debug.callback":
+            return jax.debug.callback("not a function", x)
+        return jax.jit(lambda v: jax.pure_callback(
+            "not a function", jax.ShapeDtypeStruct(v.shape, v.dtype), v))(x)
+
+    plain = _outcome(call)
+    assert plain[0] != "ok"
+    with pj.instrument():
+        assert _outcome(call) == plain
+    assert [e for e in events if type(e) is ev.OpStart] == []
