@@ -77,7 +77,7 @@ def _import_named(module: str, file):
         return sys.modules[module]
     base = _package_root(module, file)
     if base is not None and base not in sys.path:
-        sys.path.insert(0, base)
+        sys.path.append(base)   # after the usual places: where it was is only a fallback
     return importlib.import_module(module)
 
 

@@ -1,0 +1,121 @@
+"""pyfunc-debug replay (SPEC §11): a recorded faulty call, re-run from its captured inputs
+in another process than the recorded program."""
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import textwrap
+
+import pytest
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+HELPERS = """
+    import numpy as np
+
+    def shift(x):
+        return np.log(x - np.float32(10)).astype(np.float32)
+"""
+
+PROGRAM = """
+    import numpy as np
+    import pyfunc_debug as tf
+    from helpers import shift
+
+    def lookup(x):
+        table = {0: "a"}
+        return np.float32(len(table[int(x[-1])]))
+
+    def main():
+        x = tf.compat.v1.placeholder(tf.float32, name="x")
+        a = tf.numpy_function(shift, [x], tf.float32, name="shift")
+        b = tf.numpy_function(lookup, [x], tf.float32, name="lookup")
+        with tf.Session() as s:
+            s.run(a, {x: np.arange(8, dtype=np.float32)})
+            s.run(b, {x: np.arange(3, dtype=np.float32)})
+
+    print("TOP LEVEL RAN")
+    if __name__ == "__main__":
+        print("MAIN BLOCK RAN")
+        main()
+"""
+
+
+def _cli(args, cwd, **kw):
+    env = dict(os.environ, PYTHONPATH=ROOT, PYTHONWARNINGS="ignore")
+    return subprocess.run([sys.executable, "-m", "pyfunc_debug", *args], cwd=cwd, env=env,
+                          capture_output=True, text=True, timeout=120, **kw)
+
+
+@pytest.fixture(scope="module")
+def recorded(tmp_path_factory):
+    d = tmp_path_factory.mktemp("replay")
+    (d / "helpers.py").write_text(textwrap.dedent(HELPERS))
+    (d / "prog.py").write_text(textwrap.dedent(PROGRAM))
+    r = _cli(["trace", "-o", "t.jsonl", "--capture", "fault", "prog.py"], d)
+    assert r.returncode == 1 and "KeyError: 2" in r.stderr, r.stderr
+    return d
+
+
+def test_replaying_a_recorded_error_reraises_it_at_the_same_line(recorded):
+    r = _cli(["replay", "t.jsonl", "--op", "lookup"], recorded)
+    assert r.returncode == 1, r.stdout + r.stderr
+    line = 1 + PROGRAM.splitlines().index('        return np.float32(len(table[int(x[-1])]))')
+    assert f'File "{recorded / "prog.py"}", line {line}, in lookup' in r.stdout  # shown
+    assert f"reproduced: KeyError at prog.py:{line}, as recorded" in r.stdout
+    assert "input 0: float32[3] min=0 max=2" in r.stdout
+    # a script recorded as __main__ is loaded without its main block (its top level runs)
+    assert "TOP LEVEL RAN" in r.stdout and "MAIN BLOCK RAN" not in r.stdout
+    assert "Traceback" not in r.stderr
+
+
+def test_default_is_the_first_faulty_call_and_list_names_them(recorded):
+    r = _cli(["replay", "t.jsonl", "--list"], recorded)
+    assert r.returncode == 0
+    assert [ln.split()[4] for ln in r.stdout.splitlines()] == ["'shift'", "'lookup'"]
+    assert "helpers:shift" in r.stdout and "KeyError: 2" in r.stdout
+    r = _cli(["replay", "t.jsonl"], recorded)
+    assert "replaying op 'shift' (PyFunc) of run 1: helpers:shift" in r.stdout
+    assert "still faulty: 8 NaN, was 8" in r.stdout and r.returncode == 1
+
+
+def test_replay_after_the_fix_shows_new_beside_recorded(recorded, tmp_path):
+    fixed = tmp_path / "fixed"
+    fixed.mkdir()
+    for name in ("prog.py", "t.jsonl"):
+        (fixed / name).write_bytes((recorded / name).read_bytes())
+    os.symlink(recorded / "t.jsonl.values", fixed / "t.jsonl.values")
+    (fixed / "t.jsonl.faults.jsonl").write_text(
+        (recorded / "t.jsonl.faults.jsonl").read_text().replace(str(recorded), str(fixed)))
+    (fixed / "helpers.py").write_text(textwrap.dedent(HELPERS).replace(
+        "np.log(x - np.float32(10))", "np.log(x + np.float32(1))"))
+    r = _cli(["replay", "t.jsonl", "--op", "shift"], fixed)
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert "fixed: 0 NaN, was 8" in r.stdout
+    assert "* nan     8" in r.stdout   # the side-by-side rows mark what differs
+    assert "the source of helpers:shift changed since the recording" in r.stderr
+
+
+def test_what_cannot_be_replayed_says_so_in_one_line(recorded, tmp_path):
+    r = _cli(["trace", "-o", "s.jsonl", "prog.py"], recorded)
+    r = _cli(["replay", "s.jsonl"], recorded)
+    assert r.returncode == 2 and "record with --capture fault" in r.stderr
+    assert len(r.stderr.strip().splitlines()) == 1
+    r = _cli(["replay", "t.jsonl", "--op", "nope"], recorded)
+    assert r.returncode == 2 and "op 'nope' has no captured call" in r.stderr
+    assert "captured: lookup, shift" in r.stderr
+    r = _cli(["replay", "t.jsonl", "--run", "7"], recorded)
+    assert r.returncode == 2 and "runs with one: 1, 2" in r.stderr
+    gone = tmp_path / "gone"
+    gone.mkdir()
+    for name in ("prog.py", "t.jsonl", "t.jsonl.faults.jsonl"):
+        (gone / name).write_bytes((recorded / name).read_bytes())
+    os.symlink(recorded / "t.jsonl.values", gone / "t.jsonl.values")
+    (gone / "helpers.py").write_text("import numpy as np\n")   # shift renamed away
+    r = _cli(["replay", "t.jsonl", "--op", "shift"], gone)
+    assert r.returncode == 2 and len(r.stderr.strip().splitlines()) == 1
+    assert "op 'shift': function helpers:shift not found" in r.stderr
+    os.unlink(gone / "t.jsonl.values")
+    r = _cli(["replay", "t.jsonl", "--op", "lookup"], gone)
+    assert r.returncode == 2 and "record again with --capture fault" in r.stderr
