@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import bdb
 import itertools
-from time import perf_counter
 
 from ..errors import InvalidArgumentError, OpError
 
@@ -105,41 +104,52 @@ def run_steps(steps, vals, ctx) -> None:
         raise annotate_error(e, op, ctx) from e
 
 
-def run_watched(items, vals, ctx, box: list, costs=None, expensive: float = 0.0,
-                samples=None) -> int:
-    """Run ``(batch, watched, index)`` items: the batch of fast steps, then the watched
-    step (a wrapped function, as a 1-tuple for ``run_steps``; a last item has index -1
-    and none), both through ``run_steps``, which names the op of any error.
+def run_watched(steps, vals, ctx, box: list) -> int:
+    """Run ``steps``, ``run_steps``' tuples with a 9th field: the step's index if it is
+    watched (a wrapped function), else -1. One flat loop: a call per watched step
+    would cost more than the scalar op it watches.
 
     The watched step's index is in ``box`` while it runs; a watchdog that pops it
-    takes over the steps after it. With ``costs``, the loop stops before a watched
-    step costlier than ``expensive``; with ``samples`` (each step's previous time)
-    it times watched steps and updates both.
+    takes over the steps after it.
 
-    Returns -1 when all ran; ``i`` when the watchdog claimed step ``i`` (it ran);
-    ``-2 - i`` when it stopped before expensive step ``i``.
+    Returns -1 when all ran; ``i`` when the watchdog claimed step ``i`` (it ran).
     """
     append, pop = box.append, box.pop
-    for batch, watched, w in items:
-        if batch:
-            run_steps(batch, vals, ctx)
-        if w < 0:
-            break
-        if costs is not None:
-            if costs[w] > expensive:
-                return -2 - w
-            if samples is not None:
-                t0 = perf_counter()
-        append(w)
-        run_steps(watched, vals, ctx)
-        if samples is not None:  # the lesser of two times: one slow call is noise
-            d = perf_counter() - t0
-            costs[w] = min(d, samples[w])
-            samples[w] = d
-        try:
-            pop()  # atomic: empty means the watchdog claimed this step
-        except IndexError:
-            return w
+    op = None
+    try:
+        for kernel, ins, outs, mode, single, needs_ctx, frees, op, w in steps:
+            if w >= 0:
+                append(w)
+            if mode == 1:
+                r = kernel(vals[ins])
+            elif mode == 2:
+                r = kernel(vals[ins[0]], vals[ins[1]])
+            elif mode == 0:
+                r = kernel()
+            elif needs_ctx:
+                r = kernel(ctx, *[vals[i] for i in ins])
+            else:
+                r = kernel(*[vals[i] for i in ins])
+            if single:
+                vals[outs] = r
+            elif outs:
+                for s, v in zip(outs, r):
+                    vals[s] = v
+            if frees:
+                for s in frees:
+                    vals[s] = None
+            if w >= 0:
+                try:
+                    pop()  # atomic: empty means the watchdog claimed this step
+                except IndexError:
+                    return w
+    except PASS_THROUGH:
+        raise
+    except OpError as e:
+        annotate_error(e, op, ctx)
+        raise
+    except Exception as e:
+        raise annotate_error(e, op, ctx) from e
     return -1
 
 

@@ -22,22 +22,47 @@ from .workers import HELPERS, WATCHDOG
 __all__ = ["run_overlapped", "EXPENSIVE"]
 
 EXPENSIVE = 15e-6   # seconds: a step worth a thread hand-off (which costs a few µs)
-TIME_EVERY = 8
+TIME_EVERY = 8      # runs between timed runs, doubled up to TIME_MAX while none is expensive
+TIME_MAX = 256      # (a timed run costs up to twice an untimed one on scalar ops)
 RETRY_EVERY = 32    # runs: how often a plan whose spread runs were slower tries again
 
 
 def _watched(plan) -> tuple:
-    """``loop.run_watched``'s items: each wrapped-function step (watched) with the batch
-    of other steps before it; a last item for the steps after the last one."""
-    items, batch = [], []
-    for i, (f, b) in enumerate(zip(plan.fast_steps, plan.blocking)):
-        if b:
-            items.append((tuple(batch), (f,), i))
-            batch = []
-        else:
-            batch.append(f)
-    items.append((tuple(batch), None, -1))
-    return tuple(items)
+    """``loop.run_watched``'s steps: the fast steps up to the last wrapped function (the
+    watched ones), each with its index if it is watched, else -1; and the fast steps
+    after it (none of them can block: they run in the plain loop)."""
+    blocking = plan.blocking
+    end = max((i + 1 for i, b in enumerate(blocking) if b), default=0)
+    return (tuple(f + (i if blocking[i] else -1,) for i, f in enumerate(plan.fast_steps[:end])),
+            plan.fast_steps[end:])
+
+
+def _timed(plan, watched) -> tuple:
+    """``watched`` with each wrapped function's kernel timed: the steps of a timed run
+    (the untimed loop reads no clock)."""
+    return tuple((_timer(f[0], f[8], plan),) + f[1:] if f[8] >= 0 else f
+                 for f in watched)
+
+
+def _timer(kernel, i: int, plan):
+    def timed(*args):
+        t0 = perf_counter()
+        r = kernel(*args)
+        d = perf_counter() - t0
+        samples = plan.samples  # a step's cost: the lesser of its last two times
+        plan.costs[i] = min(d, samples[i])
+        samples[i] = d
+        return r
+    return timed
+
+
+def _first_costly(plan) -> int:
+    """The first wrapped-function step measured expensive (the plan's length if none): an
+    inline run stops there, so its loop compares indices instead of reading costs."""
+    if max(plan.costs, default=0.0) <= EXPENSIVE:  # the usual answer, at C speed
+        return len(plan.steps)
+    return next((i for i, (c, b) in enumerate(zip(plan.costs, plan.blocking))
+                 if b and c > EXPENSIVE), len(plan.steps))
 
 
 def _dependents(plan) -> list:
@@ -74,24 +99,32 @@ class _Run:
         self.threads, self.stalls = 1, 0  # threads on the run; checks that saw no progress
 
     # -- the calling thread ---------------------------------------------------
-    def inline(self, watched, expensive: float = EXPENSIVE) -> bool:
-        """Run in plan order; True once helpers took over the rest."""
+    def inline(self, schedule, stop: int) -> bool:
+        """Run in plan order, up to (not including) step ``stop``; True once helpers took
+        over the rest."""
         plan = self.plan
-        samples = None
-        if self.costs is not None:  # time the first runs, then one in TIME_EVERY (a clock
+        steps, tail, timed = schedule
+        if self.costs is not None:  # time the first two runs, then now and then (a clock
             runs = plan.runs        # read costs ~0.1 µs)
-            if runs < 2 or not runs % TIME_EVERY:
-                samples = plan.samples
+            if runs >= plan.next_timed:
+                if timed is None:
+                    timed = _timed(plan, steps)
+                    plan.overlap_schedule = (steps, tail, timed)
+                steps = timed
+                plan.first_costly = None  # costs change
+                plan.next_timed = runs + (1 if runs < 1 else plan.timed_gap or TIME_EVERY)
             plan.runs = runs + 1
-        got = run_watched(watched, self.vals, self.ctx, self.box, self.costs, expensive,
-                          samples)
-        if got == -1:
+        whole = stop >= len(steps)  # (a costly step is watched: stop is in steps or past all)
+        got = run_watched(steps if whole else steps[:stop], self.vals, self.ctx, self.box)
+        if got == -1 and whole:
+            if tail:
+                run_steps(tail, self.vals, self.ctx)
             return False
         with self.lock:
             if got >= 0:
                 self._finish(got)  # the watchdog shared the run while it ran
                 return True
-            self._share(-2 - got, running=False)
+            self._share(stop, running=False)
             self.by_cost = True
             self.threads = self.width  # working threads: the caller waits
         for _ in range(self.width):
@@ -232,10 +265,10 @@ def run_overlapped(plan, vals, ctx, width: int = 1) -> None:
     ``width`` > 1 (an inter-op pool): time wrapped functions and spread over
     ``width`` threads at the first one measured expensive.
     """
-    watched = plan.overlap_schedule
-    if watched is None:
-        watched = plan.overlap_schedule = _watched(plan)
-    costs, timings, expensive = None, None, EXPENSIVE
+    schedule = plan.overlap_schedule  # (watched steps, the steps after, the timed steps)
+    if schedule is None:
+        schedule = plan.overlap_schedule = (*_watched(plan), None)
+    costs, timings, stop = None, None, len(plan.steps)
     if width > 1:
         if plan.costs is None:  # a step's cost: the lesser of its last two times
             plan.costs = [0.0] * len(plan.steps)
@@ -248,13 +281,20 @@ def run_overlapped(plan, vals, ctx, width: int = 1) -> None:
         # threads never hurt: spread only while spread runs beat inline ones (Python work
         # holding the GIL does not gain), by the better of the last two of each (noise);
         # try again now and then
-        if min(timings[2:]) > min(timings[:2]) and plan.runs % RETRY_EVERY:
-            expensive = float("inf")
+        if not (min(timings[2:]) > min(timings[:2]) and plan.runs % RETRY_EVERY):
+            stop = plan.first_costly
+            if stop is None:
+                stop = plan.first_costly = _first_costly(plan)
+                gap = plan.timed_gap or TIME_EVERY
+                plan.timed_gap = min(2 * gap, TIME_MAX) if stop == len(plan.steps) \
+                    else TIME_EVERY
     run = _Run(plan, vals, ctx, costs, width)
     WATCHDOG.watch(run)
     t0 = perf_counter()
     try:
-        if run.inline(watched, expensive):
+        if run.inline(schedule, stop):
+            if costs is not None:
+                plan.first_costly = None  # helpers time the steps they run
             run.join()
         if timings is not None:  # a run the watchdog spread counts as inline
             if run.by_cost:

@@ -67,12 +67,15 @@ class Plan:
     concurrent: bool = False         # has independent ops that may block each other (TF#16)
     chain: bool = False              # no two steps independent: threads cannot help
     blocking: tuple = ()             # per step: it calls Python, so it may block
-    overlap_schedule: list | None = None  # built on the first concurrent run (overlap.py)
+    overlap_schedule: tuple | None = None  # built on the first concurrent run (overlap.py)
     dependents: list | None = None   # per step, the steps waiting for it (overlap.py)
     costs: list | None = None        # per step, its time under an inter-op pool (overlap.py)
+    first_costly: int | None = None  # first wrapped function measured expensive (None: stale)
     samples: list | None = None      # per step, its last time measured
     timings: list | None = None      # seconds of the last two inline, last two spread runs
     runs: int = 0                    # runs under an inter-op pool (every few are timed)
+    next_timed: int = 0              # the next of them to time
+    timed_gap: int = 0               # runs between timed ones (0: not chosen yet)
     event_info: list | None = None   # per-step data for events, built on first observed run
     event_heads: tuple | None = None  # (op names, op types) every RunStart of the plan carries
 
