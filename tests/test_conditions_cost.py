@@ -24,7 +24,9 @@ WHENS = ["inputs[0] > 2", "inputs[0] >= 4", "inputs[0] == 2", "inputs[0] < 3",
          "2 < inputs[0] < 8", "inputs[0] > 1e30", "inputs[1] > 0",
          "outputs[0] > 4", "np.any(outputs[0] > 4)", "outputs[0].sum() > 4",
          "inputs[0] > 2 and outputs[0] > 4", "inputs[0] >= 1 and np.any(outputs[0] >= 8)",
-         "inputs[0] > 2 or outputs[0] > 4", "np.any(outputs[0] > inputs[0] * 3)"]
+         "inputs[0] > 2 or outputs[0] > 4", "np.any(outputs[0] > inputs[0] * 3)",
+         "np.any(inputs[0] > 2) or np.all(outputs[0] > 8)", "not (inputs[0] < 4 or outputs[0] > 30)",
+         "inputs[0].max() > 3 or outputs[0].min() == 4"]
 
 
 def _chain(dtype, n=5):
@@ -109,7 +111,11 @@ def _counting(bp):
     ("inputs[0].max() > 1e30", np.ones(3, np.float32)),
     ("inputs[0].max() > 1e30", np.float32(1.0)), ("np.min(outputs[0]) < -1", np.float64(1.0)),
     ("np.isnan(inputs[0]).any()", np.ones(3, np.float32)),
-    ("inputs[0] > 0 and outputs[0] > 1e30", np.float32(1.0))])
+    ("inputs[0] > 0 and outputs[0] > 1e30", np.float32(1.0)),
+    ("inputs[0] > 1e30 or outputs[0] > 1e30", np.float32(1.0)),
+    ("np.any(inputs[0] > 1e30) or np.any(outputs[0] > 1e30)", np.ones(3, np.float32)),
+    ("inputs[0].max() < -1 or outputs[0] > 1e30", np.float64(1.0)),
+    ("has_inf_or_nan", np.float32(1.0)), ("nan_producer", np.float64(1.0))])
 def test_a_condition_that_never_holds_is_never_checked_in_full(when, feed):
     g, x, y = _chain(tf.float32)
     dbg = tf.debug.Debugger(on_pause=lambda p: "continue")
@@ -127,4 +133,28 @@ def test_a_condition_that_raises_is_still_reported_not_swallowed_by_its_prefilte
     calls = _counting(bp)
     with dbg, tf.compat.v1.Session(graph=g) as sess:
         sess.run(y, {x: np.ones(3, np.float32)})
+    assert len(calls) == 5 and bp.hits == 0
+
+
+def test_a_condition_over_both_sides_reads_the_inputs_as_given_to_an_op_writing_into_them():
+    def bump(v):   # writes into its input, as a py_func may
+        v += 10
+        return v * 1
+    g = tf.Graph()
+    with g.as_default():
+        x = tf.compat.v1.placeholder(tf.float32)
+        y = tf.compat.v1.py_func(bump, [x], tf.float32)
+    for when, pauses in [("np.any(inputs[0] > 5) or np.any(outputs[0] > 1e30)", 0),
+                         ("np.any(inputs[0] < 5) and np.any(outputs[0] > 5)", 1)]:
+        seen, _ = _pauses(g, x, y, np.ones(3, np.float32), when)
+        assert len(seen) == pauses, when
+
+
+def test_a_scalar_condition_that_raises_is_still_reported():
+    g, x, y = _chain(tf.float32)
+    dbg = tf.debug.Debugger(on_pause=lambda p: "continue")
+    bp = dbg.break_on(when="inputs[0].no_such_attribute > 1 or outputs[0] > 1e30")
+    calls = _counting(bp)
+    with dbg, tf.compat.v1.Session(graph=g) as sess:
+        sess.run(y, {x: np.float32(1.0)})
     assert len(calls) == 5 and bp.hits == 0

@@ -11,7 +11,9 @@ compiled to a function of that side's values (exact; a raise means "maybe");
 the common forms (``inputs[0] > 1e30``, ``np.any(outputs[0] > 10)``,
 ``np.isnan(inputs[0])``) answer a real scalar first with one Python comparison,
 and ``.max()``/``.min()`` of a numpy scalar is read as the value itself.
-An ``and`` over both sides is pre-filtered by its conjuncts over outputs alone.
+An expression over ``inputs[k]`` and ``outputs[k]`` together (``or``, ``and``, any
+form) gets the expression itself over both as a test (``test.both``); an ``and``
+that also reads more is pre-filtered by its conjuncts over outputs alone.
 So a condition that never holds costs the run loop little on the ops it can match.
 """
 from __future__ import annotations
@@ -25,7 +27,7 @@ from typing import Callable
 
 import numpy as np
 
-__all__ = ["Condition", "compile_condition", "BUILTINS"]
+__all__ = ["Condition", "compile_condition", "BUILTINS", "SCALARS", "scalar_source"]
 
 
 def _non_finite(values) -> tuple[bool, bool]:
@@ -75,6 +77,7 @@ def _maybe_non_finite_one(v) -> bool:
 
 
 _maybe_non_finite.one = _maybe_non_finite_one  # the same test on an op's only value
+_maybe_non_finite.scalar = "not _isfinite(_o0)"   # see ``scalar_source``
 
 
 @dataclass(frozen=True)
@@ -83,7 +86,9 @@ class Condition:
 
     ``test(values) -> bool``, when there is one, is False only where ``check``
     cannot hold, given the op's outputs (``reads_outputs``) or else its inputs;
-    ``test.one(value)``, when it has one, is the same test on a single value.
+    ``test.one(value)``, when it has one, is the same test on a single value; a test
+    with ``both`` set takes ``(inputs as given, outputs)``. ``test.scalar``, when
+    not None, is the test as source over scalars (``scalar_source``).
     """
 
     check: Callable
@@ -192,18 +197,21 @@ def _expression_test(tree, when: str, side: str):
             return True
     form = _scalar_form(tree)
     if form is None:
-        return _scalarized(tree, side, exact) or exact
+        test = _scalarized(tree, side, exact) or exact
+        test.scalar = scalar_source(tree)
+        return test
     k, answer, bound = form[1:]
     scope: dict = {}
     exec(_FAST.format(k=int(k), answer=answer), scope)  # noqa: S102 - our own template
     test, one = scope["make"](exact, bound, _REAL_SCALARS, _not_finite)
     if k == 0:
         test.one = one
+    test.scalar = scalar_source(tree)
     return test
 
 
 # numpy's real scalar classes: ``.max()``/``.min()`` of one is the value itself
-_NP_REAL = frozenset(c for c in _REAL_SCALARS if issubclass(c, np.generic))
+_NP_REAL = SCALARS = frozenset(c for c in _REAL_SCALARS if issubclass(c, np.generic))
 _REDUCE = ("max", "min", "amax", "amin")
 
 
@@ -298,8 +306,76 @@ def compile_condition(when) -> Condition | None:
     reads_outputs = "outputs" in code.co_names
     test = _expression_test(tree, when, "outputs" if reads_outputs else "inputs")
     if test is None and reads_outputs:
-        test = _conjunct_test(tree)
+        test = _both_test(tree, when) or _conjunct_test(tree)
     return Condition(check, reads_outputs, when, test)
+
+
+def _both_test(tree, when: str):
+    """For an expression over ``inputs[k]`` and ``outputs[k]`` (constant k) alone, of any
+    form (``inputs[0] > 1e30 or outputs[0] > 1e30``): the expression itself as
+    ``test(inputs, outputs)``, with ``test.both`` set; exact, a raise answered "maybe"."""
+    indexed = {id(n.value) for n in ast.walk(tree) if _indexed(n) is not None}
+    for n in ast.walk(tree):
+        if isinstance(n, ast.Name) and n.id in ("inputs", "outputs", "op") \
+                and id(n) not in indexed:
+            return None
+    fn = eval(compile(f"lambda inputs, outputs: ({when}\n)", "<breakpoint condition>",  # noqa: S307
+                      "eval"), {"np": np, "__builtins__": builtins})
+
+    def test(inputs, outputs):
+        try:
+            return bool(fn(inputs, outputs))
+        except Exception:   # the check raises too, and says so in a Warning event
+            return True
+    test.both = True
+    test.scalar = scalar_source(tree)
+    return test
+
+
+class _ToScalars(ast.NodeTransformer):
+    """``inputs[0]`` -> ``_i0``, ``outputs[0]`` -> ``_o0``; ``np.any``/``np.all`` of
+    anything and reductions of those two dropped (the same truth for numpy real
+    scalars); any other read of the sides or ``op`` clears ``ok``."""
+
+    def __init__(self):
+        self.ok = True
+
+    def visit_Subscript(self, node):
+        where = _indexed(node)
+        if where is None:
+            return self.generic_visit(node)
+        if where[1] != 0:
+            self.ok = False
+            return node
+        return ast.Name("_i0" if where[0] == "inputs" else "_o0", ast.Load())
+
+    def visit_Name(self, node):
+        if node.id in ("inputs", "outputs", "op"):
+            self.ok = False
+        return node
+
+    def visit_Call(self, node):
+        self.generic_visit(node)
+        arg = _np_call(node, ("any", "all"))
+        if arg is not None:
+            return arg
+        arg = _np_call(node, _REDUCE)
+        if arg is None and isinstance(node.func, ast.Attribute) and node.func.attr in _REDUCE[:2] \
+                and not node.args and not node.keywords:
+            arg = node.func.value
+        if isinstance(arg, ast.Name) and arg.id in ("_i0", "_o0"):
+            return arg
+        return node
+
+
+def scalar_source(tree) -> str | None:
+    """The expression as Python source over ``_i0`` (``inputs[0]``) and ``_o0``
+    (``outputs[0]``), which gives the expression's truth when each of them it reads is
+    a numpy real scalar (``SCALARS``; ``np`` in scope) — a raise means "maybe" — or
+    None when it reads anything else. The kernel wrappers of ``filtered`` inline it."""
+    rewriter = _ToScalars()
+    body = rewriter.visit(copy.deepcopy(tree.body))
+    return ast.unparse(body) if rewriter.ok else None
 
 
 def _conjunct_test(tree):

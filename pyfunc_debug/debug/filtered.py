@@ -19,12 +19,14 @@ a post-mortem after the function returned (a dtype error) show the truth.
 """
 from __future__ import annotations
 
+import math
 import sys
 
 import numpy as np
 
 from ..runtime.loop import run_steps
 from ..runtime.observed import main_items, run_steps_observed, step_info
+from .conditions import SCALARS
 from .pdb_bridge import keeping_frame
 
 __all__ = ["compile_filtered", "run_filtered", "code_of", "keeping"]
@@ -81,18 +83,89 @@ def keeping(kernel, op, needs_ctx: bool, copies: bool):
     return kept
 
 
+def _after(test, given, results) -> bool:
+    return test(given, results) if getattr(test, "both", False) else test(results)
+
+
+# a one-input, one-output step with one test whose scalar source (``conditions.
+# scalar_source``) is inlined: no call but the kernel's when the values are scalars
+_INLINE_BEFORE = """
+def make(kernel, i, exact, Maybe, S, np, _isfinite):
+    def checked_before1(_i0):
+        try:
+            hit = ({scalar}) if _i0.__class__ in S else exact((_i0,))
+        except Exception:   # the full check decides, and reports it
+            hit = True
+        if hit:
+            raise Maybe(i, (_i0,), before=True)
+        return kernel(_i0)
+    return checked_before1
+"""
+_INLINE_AFTER = """
+def make(kernel, i, exact, Maybe, S, np, _isfinite, ndarray):
+    def checked_after1(a):
+        _i0 = a.copy() if {copies} and a.__class__ is ndarray else a
+        _o0 = kernel(a)
+        try:
+            hit = ({scalar}) if {classes} else {exact}
+        except Exception:   # the full check decides, and reports it
+            hit = True
+        if hit:
+            raise Maybe(i, (_i0,), _o0, left=(a,) if {copies} else None)
+        return _o0
+    return checked_after1
+"""
+
+
+_makers: dict = {}   # one generated code object per form: 1000 copies would miss the caches
+
+
+def _inlined(kernel, i, before, after, copies):
+    """The generated wrapper for one test with a scalar source, else None."""
+    test = (before or after)[0]
+    src = getattr(test, "scalar", None)
+    if src is None or len(before) + len(after) != 1:
+        return None
+    both = getattr(test, "both", False)
+    key = (bool(before), src, bool(copies), both)
+    make = _makers.get(key)
+    if make is None:
+        if before:
+            code = _INLINE_BEFORE.format(scalar=src)
+        else:
+            classes = " and ".join(f"{v}.__class__ in S" for v in ("_i0", "_o0")
+                                   if v in src) or "True"
+            code = _INLINE_AFTER.format(scalar=src, classes=classes, copies=bool(copies),
+                                        exact="exact((_i0,), (_o0,))" if both
+                                        else "exact((_o0,))")
+        scope: dict = {}
+        exec(code, scope)  # noqa: S102 - our own template around the condition's own source
+        make = _makers[key] = scope["make"]
+    if before:
+        return make(kernel, i, test, _Maybe, SCALARS, np, math.isfinite)
+    return make(kernel, i, test, _Maybe, SCALARS, np, math.isfinite, _ndarray)
+
+
 def _checked(kernel, i, mode, needs_ctx, single, before, after, copies=False):
     """``kernel`` with the pre-filters around it (same call signature)."""
+    if single and not needs_ctx and mode == 1:
+        inlined = _inlined(kernel, i, before, after, copies)
+        if inlined is not None:
+            return inlined
+    if single and not needs_ctx and not before and len(after) == 1 and mode == 1:
+        test = after[0]
+        both, one = getattr(test, "both", False), getattr(test, "one", None)
+        if both or one is not None:
+            def checked_after1(a):  # the commonest: one input, one output, one test after
+                given = a.copy() if copies and a.__class__ is _ndarray else a
+                r = kernel(a)
+                if test((given,), (r,)) if both else one(r):
+                    raise _Maybe(i, (given,), r, left=(a,) if copies else None)
+                return r
+            return checked_after1
     if single and not needs_ctx and not before and len(after) == 1 and hasattr(after[0], "one") \
             and not copies:
         one = after[0].one
-        if mode == 1:
-            def checked_after1(a):  # the commonest: one input, one output, one test after
-                r = kernel(a)
-                if one(r):
-                    raise _Maybe(i, (a,), r)
-                return r
-            return checked_after1
 
         def checked_after(*args):  # the common step: one test on its one output
             r = kernel(*args)
@@ -125,7 +198,7 @@ def _checked(kernel, i, mode, needs_ctx, single, before, after, copies=False):
         if after:
             results = (r,) if single else (tuple(r) if r is not None else ())
             for test in after:
-                if test(results):
+                if _after(test, given, results):
                     raise _Maybe(i, given, r, left=values)
         return r
     return checked
@@ -178,7 +251,7 @@ def run_filtered(plan, lo, hi, vals, ctx, compiled, dbgs, observed) -> tuple:
         given = list(_kept(args)) if after and op.op_def.extra.get("hands_out_arrays") else args
         run_steps_observed([(rec[:6] + ((), op), info[i])], vals, ctx)   # its kernel, kept
         results = [vals[s] for s in info[i][5]]
-        asked = any(test(results) for test in after)
+        asked = any(_after(test, given, results) for test in after)
         if asked:
             for d in dbgs:
                 d._check_after(op, op.name, op.type, given, results, ctx.run_id,
