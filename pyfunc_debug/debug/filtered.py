@@ -13,23 +13,20 @@ after it, its array inputs are copied first, so the condition and the pause
 see them as they were when it started.
 
 Python ops an ``on_error`` breakpoint matches ("kept"): when one fails, its
-kernel leaves on the error its inputs as given and the wrapped function's
-frame (a one-shot profile hook: 2-3 µs a call), so the pause and
-a post-mortem after the function returned (a dtype error) show the truth.
+kernel leaves on the error its inputs as given (see ``kept``).
 """
 from __future__ import annotations
 
 import math
-import sys
 
 import numpy as np
 
 from ..runtime.loop import run_steps
 from ..runtime.observed import main_items, run_steps_observed, step_info
 from .conditions import SCALARS
-from .pdb_bridge import keeping_frame
+from .kept import keeping
 
-__all__ = ["compile_filtered", "run_filtered", "code_of", "keeping"]
+__all__ = ["compile_filtered", "run_filtered"]
 
 
 class _Maybe(BaseException):
@@ -49,38 +46,6 @@ def _kept(args) -> tuple:
         a = args[0]
         return (a.copy(),) if a.__class__ is _ndarray else args
     return tuple([a.copy() if a.__class__ is _ndarray else a for a in args])
-
-
-def code_of(op):
-    """The code object of the Python function an op wraps (None for a C function)."""
-    func = getattr(op.attrs.get("callback"), "func", None)
-    code = getattr(func, "__code__", None)
-    return code if code is not None else getattr(getattr(func, "__call__", None), "__code__", None)
-
-
-def keeping(kernel, op, needs_ctx: bool, copies: bool):
-    """``kernel`` of a Python op that, when it fails, leaves on the error ``_pfd_inputs``
-    (as given: copied first when ``copies``), ``_pfd_inputs_after`` and ``_pfd_frame``."""
-    code = code_of(op)
-    setprofile, getprofile = sys.setprofile, sys.getprofile
-
-    def kept(*args):
-        values = args[1:] if needs_ctx else args
-        given = _kept(values) if copies else values
-        box: list = []
-        hook = keeping_frame(code, box)
-        if hook is not None:
-            setprofile(hook)
-        try:
-            return kernel(*args)
-        except Exception as e:
-            e._pfd_inputs, e._pfd_inputs_after = list(given), list(values)
-            e._pfd_frame = box[0] if box else None
-            raise
-        finally:
-            if hook is not None and getprofile() is hook:
-                setprofile(None)   # the function was never entered (a C function)
-    return kept
 
 
 def _after(test, given, results) -> bool:
@@ -214,7 +179,7 @@ def compile_filtered(plan, tests: dict) -> tuple:
         step = plan.fast_steps[i]
         copies = bool(step[7].op_def.extra.get("hands_out_arrays"))
         if keep:
-            step = (keeping(step[0], step[7], step[5], copies),) + step[1:]
+            step = (keeping(step[0], step[7], step[5], copies, step[3] == 1),) + step[1:]
         records[i] = step + (before, after)
         fast[i] = step if not (before or after) else \
             (_checked(step[0], i, step[3], step[5], step[4], before, after, copies),) + step[1:]

@@ -284,17 +284,19 @@ class PdbRunner:
                 self._reinstall()
 
     def post_mortem(self, exc: BaseException, frame=None, returned=NOTHING, op_name: str = "",
-                    aborts: bool = False) -> None:
+                    aborts: bool = False, note: str = "") -> None:
         """pdb where ``exc`` came from: the user's innermost frame that raised it, or
         ``frame`` (a wrapped function that returned a wrong value: what it returned is
         ``__return__`` there). ``aborts``: quitting pdb raises ``PdbQuit`` (the run is
-        aborted), else the error goes on as it was."""
+        aborted), else the error goes on as it was. ``note`` is said first."""
         tb = exc.__traceback__
         if tb is None and frame is None:
             return
         with self._context():
             p = make_pdb(self.stdin, self.stdout)
             p.reset()
+            if note:
+                print(f"pyfunc-debug: {note}", file=p.stdout)
             if frame is not None:
                 if returned is not NOTHING:
                     frame.f_locals["__return__"] = returned

@@ -25,7 +25,8 @@ from .. import events as ev
 from ..eager.execute import watching_eager
 from ..errors import CancelledError, OpError
 from .breakpoints import changes
-from .filtered import code_of as _code_of, compile_filtered, run_filtered
+from .filtered import compile_filtered, run_filtered
+from .kept import code_of as _code_of, frame_again
 from ..runtime.loop import PASS_THROUGH as _PASS_THROUGH, annotate_error, run_folds as _run_folds, \
     run_steps
 from ..runtime.diagnose import after_op
@@ -213,6 +214,15 @@ def _pause_at_error(err, plan, vals, dbgs, ctx) -> None:
     if inputs is None:  # failed on the fast path: its inputs are still in their slots
         inputs = [] if step is None else [vals[s] for s in step.in_slots]
     after = getattr(kept, "_pfd_inputs_after", None)
+    written = getattr(kept, "_pfd_written", None)   # big inputs, not copied, written into
+    if written:
+        listed = ", ".join(str(j) for j in written)
+        for d in dbgs:
+            d._warn(op.name, op.type, f"op '{op.name}' ({op.type}) wrote into its input"
+                    f"{'s' if len(written) > 1 else ''} {listed} in place before it failed: "
+                    "those inputs are shown as it left them (too big to copy before each call)",
+                    "input_modified", ctx.run_id, source=str(op.source),
+                    hint="wrapped functions must not modify their inputs: copy first")
     for d in dbgs:
         action = d._check_error(op, op.name, op.type, inputs, err, ctx.run_id, after)
         if action == "post_mortem":
@@ -220,8 +230,11 @@ def _pause_at_error(err, plan, vals, dbgs, ctx) -> None:
             frame = getattr(kept, "_pfd_frame", None)
             if frame is not None and _raised_in(cause, frame):
                 frame = None   # it raised: its traceback leads to the raising line
-            d.pdb.post_mortem(cause, frame, getattr(err, "returned", NOTHING), op.name,
-                              aborts=True)
+            returned, note = getattr(err, "returned", NOTHING), ""
+            if frame is None and returned is not NOTHING and not written and \
+                    "step_into" in op.op_def.extra and not getattr(op, "external", False):
+                frame, note = frame_again(op, inputs, returned, ctx.run_id)  # it returned
+            d.pdb.post_mortem(cause, frame, returned, op.name, aborts=True, note=note)
 
 
 def _raised_in(exc, frame) -> bool:
