@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import io
 import os
+import warnings
 
 import numpy as np
 import pytest
@@ -164,3 +165,45 @@ def test_a_non_callable_callback_meets_jaxs_own_outcome(api, events):
     with pj.instrument():
         assert _outcome(call) == plain
     assert [e for e in events if type(e) is ev.OpStart] == []
+
+
+F32_MAX = np.finfo(np.float32).max
+ODD_VALUES = {   # what real callbacks receive, including what makes numpy warn
+    "complex64": np.array([1 + 2j, 3 - 4j, np.nan + 0j], np.complex64),
+    "non-finite": np.array([np.nan, np.inf, -np.inf, 1.0], np.float32),
+    "overflowing sum": np.full(4, F32_MAX, np.float32),
+    "float16 big": np.array([6e4, 6e4, -6e4], np.float16),
+    "bool": np.array([True, False]),
+    "int8 extremes": np.array([-128, 127], np.int8),
+    "uint32": np.array([0, 2**32 - 1], np.uint32),
+    "empty": np.zeros((0, 3), np.float32),
+    "scalar": np.float32(3.5),
+}
+
+
+CALLS = []
+
+
+def identity(x):
+    CALLS.append(x.shape)
+    return x
+
+
+@pytest.mark.parametrize("name", list(ODD_VALUES))
+def test_no_warning_of_ours_reaches_the_program(name):
+    """Recorded, paused and continued with warnings as errors (JAX's CI runs so): the
+    callback returns its value and the program sees no warning."""
+    import pyfunc_debug as pfd
+    value = ODD_VALUES[name]
+    CALLS.clear()
+    f = jax.jit(lambda v: jax.pure_callback(identity, jax.ShapeDtypeStruct(v.shape, v.dtype), v))
+    dbg = Debugger(on_pause=lambda pause: "continue")
+    dbg.break_on(op="*")
+    with pj.instrument(), pfd.trace(capture="summary") as tr, dbg:
+        with warnings.catch_warnings():
+            warnings.simplefilter("error")
+            out = np.asarray(f(jnp.asarray(value)))
+    np.testing.assert_array_equal(out, value)
+    ends = [e for e in tr.events if type(e) is ev.OpEnd]
+    assert [e.op for e in ends] == ["identity"] * len(CALLS)  # none for an empty array
+    assert [e.outputs[0].shape for e in ends] == CALLS

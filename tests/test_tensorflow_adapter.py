@@ -312,3 +312,46 @@ def test_a_non_callable_func_meets_tensorflows_own_check(where, events):
     if where != "numpy_function eager":     # eager numpy_function calls it: Python's TypeError
         assert plain[0] is ValueError and "Expected func to be callable" in plain[1]
     assert _ops(events, ev.OpStart) == []
+
+
+F32_MAX = np.finfo(np.float32).max
+ODD_VALUES = {   # what real callbacks receive, including what makes numpy warn
+    "complex64": np.array([1 + 2j, 3 - 4j, np.nan + 0j], np.complex64),
+    "complex128": np.array([1e308 + 1e308j, -1e308 - 1e308j]),
+    "non-finite": np.array([np.nan, np.inf, -np.inf, 1.0], np.float32),
+    "overflowing sum": np.full(4, F32_MAX, np.float32),
+    "float16 big": np.array([6e4, 6e4, -6e4], np.float16),
+    "bool": np.array([True, False]),
+    "int8 extremes": np.array([-128, 127], np.int8),
+    "uint64 extremes": np.array([0, 2**64 - 1], np.uint64),
+    "empty": np.zeros((0, 3), np.float32),
+    "strings": np.array([b"a", b"bc"]),
+}
+
+
+@pytest.mark.parametrize("name", list(ODD_VALUES))
+def test_no_warning_of_ours_reaches_the_program(name, events):
+    """Recorded, paused and continued with warnings as errors, eagerly and in a
+    tf.function: the callbacks return their values and the program sees no warning."""
+    value = ODD_VALUES[name]
+    dtype = tf.as_dtype(value.dtype)
+    dbg = Debugger(on_pause=lambda pause: "continue")
+    dbg.break_on(op="*")
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)   # earlier tests' built callbacks
+        inst = pt.instrument()
+    try:
+        in_function = tf.function(lambda v: tf.numpy_function(identity, [v], dtype))
+        with dbg, warnings.catch_warnings():
+            warnings.simplefilter("error")
+            eager = tf.numpy_function(identity, [tf.constant(value)], dtype)
+            traced = in_function(tf.constant(value))
+    finally:
+        inst.close()
+    np.testing.assert_array_equal(eager.numpy(), value)
+    np.testing.assert_array_equal(traced.numpy(), value)
+    assert [e.op_type for e in _ops(events)] == ["PyFunc", "PyFunc"]
+
+
+def identity(x):
+    return x
