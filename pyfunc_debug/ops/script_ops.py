@@ -37,6 +37,7 @@ _tokens = itertools.count()
 # never mapped to a TF error: pdb's quit and the debugger's abort end the run as they are
 _PASS_THROUGH = (bdb.BdbQuit, CancelledError)
 callback_registry: "weakref.WeakValueDictionary[str, Callback]" = weakref.WeakValueDictionary()
+_held_calls = events.held_calls   # capture="fault" (trace.faults): the call running, by thread
 
 
 class Callback:
@@ -146,7 +147,7 @@ def _bind_pyfunc(op, call=None):
 
     def kernel(*args):
         if events.fault_capture:   # capture="fault": its inputs, in case the call goes wrong
-            events.held_calls[get_ident()] = (op, args)
+            _held_calls[get_ident()] = (op, args)
         try:
             ret = invoke(*args)
         except _PASS_THROUGH:
@@ -181,7 +182,7 @@ def _bind_eager_pyfunc(op, call=None):
 
     def kernel(ctx, *args):
         if events.fault_capture:
-            events.held_calls[get_ident()] = (op, args)
+            _held_calls[get_ident()] = (op, args)
         ins = [EagerTensor(read_only(a), dt) for a, dt in zip(args, tins)]
         want_tape = bool(op._grad_consumers)
         outs, tape = call_eagerly(func, ins, touts, token, want_tape)
