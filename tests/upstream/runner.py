@@ -3,13 +3,15 @@ as JSON: plain, or with pyfunc-debug watching (tests/test_upstream_callbacks.py 
 subprocess per file and mode, so absltest's flags and the frameworks' global state never
 reach our suite).
 
-    python tests/upstream/runner.py MODE[:v1] FILE CLASS... [--skip TEST_ID...]
+    python tests/upstream/runner.py MODE[:v1|:internal] FILE CLASS... [--skip TEST_ID...]
 
 MODE: ``plain``; ``trace`` (the framework's ``instrument()`` plus ``pfd.trace(capture=
 "summary")`` over the whole run); ``debugger`` (that, and a Debugger pausing before every
 callback and continuing at once). ``:v1`` runs TensorFlow with v2 behaviour off, as TF's
-CI runs its ``run_v1_only`` tests (skipped otherwise). Warnings attributed to
-pyfunc_debug's own files are counted: our code must not warn into the user's program.
+CI runs its ``run_v1_only`` tests (skipped otherwise); ``:internal`` instruments with
+``internal=True`` (the frameworks' own callbacks too: ``jax.debug.print``). Warnings
+attributed to pyfunc_debug's own files are counted: our code must not warn into the
+user's program.
 """
 from __future__ import annotations
 
@@ -91,7 +93,8 @@ def _framework(module) -> str:
     return "jax" if "jax" in sys.modules and "tensorflow" not in sys.modules else "tensorflow"
 
 
-def _watch(stack: ExitStack, mode: str, framework: str, counts: dict) -> None:
+def _watch(stack: ExitStack, mode: str, framework: str, counts: dict,
+           internal: bool = False) -> None:
     """Install pyfunc-debug as a user's program would have it: instrument, trace, debugger."""
     import pyfunc_debug as pfd
     from pyfunc_debug import events as ev
@@ -99,7 +102,7 @@ def _watch(stack: ExitStack, mode: str, framework: str, counts: dict) -> None:
         from pyfunc_debug import jax as adapter
     else:
         from pyfunc_debug import tensorflow as adapter
-    stack.enter_context(adapter.instrument())
+    stack.enter_context(adapter.instrument(internal=internal))
     tr = stack.enter_context(pfd.trace(capture="summary"))
     stack.callback(lambda: counts.update(
         op_starts=sum(type(e) is ev.OpStart for e in tr.events)))
@@ -161,7 +164,7 @@ def main(argv: list[str]) -> int:
         _count_our_warnings(counts)
         _as_upstream_ci(framework)
         if mode != "plain":
-            _watch(stack, mode, framework, counts)
+            _watch(stack, mode, framework, counts, internal=variant == "internal")
         suite.run(result)
     json.dump({"outcomes": result.by_test, "detail": result.detail,
                "seconds": result.seconds, **counts}, sys.stdout)
