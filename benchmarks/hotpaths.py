@@ -247,7 +247,8 @@ def case_breakpoints(rounds: int) -> None:
              "op='PyFunc_9*', when=outputs expression": debugged(
                  op="PyFunc_9*", when="np.any(outputs[0] > 1e9)"),
              "op='no-such-op' (name only)": debugged(op="no-such-op"),
-             "Debugger() with no breakpoint": debugged()}
+             "Debugger() with no breakpoint": debugged(),
+             "on_error=True (the UI's default)": debugged(on_error=True)}
     show(f"breakpoints that never fire, scalar chain of {n} py_func, {RUNS} runs per attach "
          f"(base = no debugger)", ratios(_runs(run), cases, rounds, 5), n * RUNS,
          {k: 2 for k in cases})

@@ -54,12 +54,12 @@ def test_prefiltered_conditions_pause_where_the_full_check_does(when, feed):
     assert fast == full
 
 
-def test_a_prefiltered_condition_has_a_test_only_where_one_side_answers_it():
+def test_a_prefiltered_condition_has_a_test_only_where_its_indexed_values_answer_it():
     assert compile_condition("np.any(outputs[0] > 10)").test is not None
     assert compile_condition("nan_producer").test is not None
     assert compile_condition("np.any(inputs[0] < -1)").test is not None
     assert compile_condition("outputs[0].sum() > 10").test is not None
-    assert compile_condition("np.any(outputs[0] > inputs[0])").test is None
+    assert compile_condition("np.any(outputs[0] > inputs[0])").test.both   # over both sides
     assert compile_condition("len(outputs) > 1").test is None   # the whole list
     assert compile_condition("op == 'a' and inputs[0] > 1").test is None
 

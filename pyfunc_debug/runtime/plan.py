@@ -144,6 +144,12 @@ def _compile(graph, fetches: list, feeds: list, fold_cache: dict) -> Plan:
         feed_slots.append((slot_of[id(t)], t))
 
     canonical: dict = {}
+    # equal tuples of slots and step indices are one object: a chain's step reads the
+    # (slot,) the step before it writes and frees (plan memory per op, issue 28)
+    shared: dict = {}
+
+    def intern(t: tuple) -> tuple:
+        return shared.setdefault(t, t)
     aliases, folded, constant_ops = {}, set(), set()
     steps, fold_steps = [], []
     step_of_op: dict[int, int] = {}
@@ -151,7 +157,7 @@ def _compile(graph, fetches: list, feeds: list, fold_cache: dict) -> Plan:
     for op in ops:
         if op.type == "Placeholder" and any(id(o) not in fed for o in op.outputs):
             raise _missing_feed(op)
-        in_slots = tuple(slot_of[id(t)] for t in op.inputs)
+        in_slots = intern(tuple(slot_of[id(t)] for t in op.inputs))
         op_def = op.op_def
         key = None
         if op_def.cse_key is not None and not op_def.stateful:
@@ -182,7 +188,7 @@ def _compile(graph, fetches: list, feeds: list, fold_cache: dict) -> Plan:
         kernel = op_def.bind(op) if op_def.bind is not None else op_def.kernel(op.attrs)
         if op_def.extra.get("hands_out_arrays"):
             kernel = _private_constants(kernel, op, constant_ops)
-        step = Step(op, kernel, in_slots, tuple(slot_of[id(t)] for t in op.outputs),
+        step = Step(op, kernel, in_slots, intern(tuple(slot_of[id(t)] for t in op.outputs)),
                     op_def.needs_ctx)
         foldable = (key is not None and not op.control_inputs and
                     all(t.op in constant_ops for t in op.inputs))
@@ -195,13 +201,13 @@ def _compile(graph, fetches: list, feeds: list, fold_cache: dict) -> Plan:
             c = aliases.get(c, c)
             if id(c) in step_of_op:
                 deps.add(step_of_op[id(c)])
-        step.deps = tuple(sorted(deps))
+        step.deps = intern(tuple(sorted(deps)))
         step_of_op[id(op)] = len(steps)
         for s in step.out_slots:
             producer[s] = len(steps)
         steps.append(step)
     fetch_slots = tuple(slot_of[id(f)] if isinstance(f, SymbolicTensor) else None for f in fetches)
-    frees = _last_uses(steps, set(fetch_slots))
+    frees = [intern(f) for f in _last_uses(steps, set(fetch_slots))]
     blocking = tuple(_may_block(s.op) for s in steps)
     return Plan(graph, template, steps,
                 tuple(s.as_tuple(f) for s, f in zip(steps, frees)), tuple(feed_slots), fetch_slots,
