@@ -69,13 +69,19 @@ def _run(pytester, *args, stdin=b""):
     return pytester.run(sys.executable, "-m", "pytest", *QUIET, *args, stdin=stdin, timeout=60)
 
 
+def _written(pytester) -> list:
+    """The trace files in traces/ (not the failing calls' captured inputs beside them)."""
+    return sorted(n for n in os.listdir(pytester.path / "traces")
+                  if n.endswith(".jsonl") and ".jsonl." not in n)
+
+
 # -- --pfd-trace ---------------------------------------------------------------------------
 
 def test_trace_is_written_for_the_failing_test_only_and_named_in_its_report(pytester):
     pytester.makepyfile(test_inner=TESTS)
     result = _inner(pytester, "--pfd-trace=traces")
     result.assert_outcomes(failed=1, passed=1)
-    written = sorted(os.listdir(pytester.path / "traces"))
+    written = _written(pytester)
     assert written == ["test_inner.py__test_fails.jsonl"]
     path = os.path.join("traces", written[0])
     result.stdout.fnmatch_lines([
@@ -385,7 +391,7 @@ def test_once(request, pfd_trace):
 ''')
     result = _light_run(pytester, monkeypatch, *spelling, "--pfd-trace=traces")
     result.assert_outcomes(failed=1)
-    assert os.listdir(pytester.path / "traces") == ["test_inner.py__test_once.jsonl"]
+    assert _written(pytester) == ["test_inner.py__test_once.jsonl"]
     listed = _light_run(pytester, monkeypatch, *spelling, "--fixtures")
     assert listed.stdout.str().count("pfd_trace") == 1
 
@@ -433,7 +439,7 @@ def test_fails_too():
     result = _light_run(pytester, monkeypatch, "-p", "xdist", "-p", "pyfunc_debug", "-n", "2",
                         "--pfd-trace=traces")
     result.assert_outcomes(failed=2, passed=1)
-    written = sorted(os.listdir(pytester.path / "traces"))
+    written = _written(pytester)
     assert written == ["test_inner.py__test_fails.jsonl", "test_inner.py__test_fails_too.jsonl"]
     for name in written:     # the section came back to the controller with the report
         path = os.path.join("traces", name)

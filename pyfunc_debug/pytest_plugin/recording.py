@@ -1,5 +1,9 @@
 """``--pfd-trace=DIR``: record every test in memory, keep the failing ones on disk.
 
+Tests are recorded with ``capture="fault"``: summaries, plus the inputs of the
+wrapped calls that failed or made a diagnostic, so the report section can give
+the ``pyfunc-debug replay FILE --pdb`` command that steps into the failing call.
+
 Registered by the entry module (``pyfunc_debug_pytest``) once DIR has been checked.
 Under xdist each worker has its own ``FailedTraces`` writing into the shared DIR;
 the report section travels to the controller with the report."""
@@ -35,22 +39,30 @@ def _digest(text: str) -> str:
     return hashlib.sha1(text.encode()).hexdigest()[:10]
 
 
-def describe(path: str, events) -> str:
-    """The report section: the file, the first failing op and the user's exception line."""
+def describe(path: str, events, captured=()) -> str:
+    """The report section: the file, the first failing op and the user's exception line;
+    with ``captured`` calls (op names, in order), the command that replays the first."""
     lines = [f"trace: {path} ({len(events)} events; replay: pyfunc-debug view {path})"]
+    _failure(lines, events)
+    if captured:
+        lines.append(f"step into the call of op '{captured[0]}' that went wrong: "
+                     f"pyfunc-debug replay {path} --pdb")
+    return "\n".join(lines)
+
+
+def _failure(lines, events) -> None:
     failed = first_failure(events)
     if failed is None:
         stopped = next((e for e in events if type(e) is ev.RunEnd and not e.ok), None)
         lines.append("no op failed: the test failed outside the graph's ops" if stopped is None
                      else f"no op failed; run {stopped.run_id} ended with {stopped.error}")
-        return "\n".join(lines)
+        return
     where = f" created at {failed.source}" if failed.source else ""
     lines.append(f"first failing op: '{failed.op}' ({failed.op_type}){where}")
     line = original_line(failed.message)
     if failed.error_type not in line:
         line += f"  [raised as {failed.error_type}]"
     lines.append(f"error: {line}")
-    return "\n".join(lines)
 
 
 class FailedTraces:
@@ -68,7 +80,7 @@ class FailedTraces:
 
     @pytest.hookimpl(hookwrapper=True)
     def pytest_runtest_protocol(self, item, nextitem):
-        with trace(capture="summary") as tr:
+        with trace(capture="fault") as tr:
             item.stash[TRACE_KEY] = tr
             try:
                 yield
@@ -86,7 +98,8 @@ class FailedTraces:
         path.parent.mkdir(parents=True, exist_ok=True)
         events = list(tr.events)
         tr.save(path)
-        report.sections.append((SECTION, describe(self._shown(path), events)))
+        captured = [record["op"] for record, _ in tr.faults.kept] if tr.faults else []
+        report.sections.append((SECTION, describe(self._shown(path), events, captured)))
 
     def _path(self, nodeid: str) -> Path:
         name = file_name(nodeid)
