@@ -45,6 +45,7 @@ from .trace.summary import PREVIEW_ITEMS, SAMPLE, ValueSummary, sample_bytes, su
 __all__ = ["CallbackRun", "Closing", "abort_of", "as_numpy"]
 
 _now = time.perf_counter_ns
+_new = tuple.__new__   # events built without NamedTuple's Python-level __new__
 _ndarray = np.ndarray
 _SHAPE, _NAN, _INF = (ValueSummary._fields.index(f) for f in ("shape", "nan", "inf"))
 _runs: list = []   # every CallbackRun made, for abort_of
@@ -90,6 +91,19 @@ def _marks(inputs):
                 marks = [None] * len(inputs)
             marks[j] = _mark(a)
     return marks
+
+
+def _send(bus, subs, event) -> None:
+    """``event`` to the subscribers: the only one directly (its ``op_callback``: a JSONL
+    stream's queue append), as the bus would, a failing one reported once."""
+    if len(subs) != 1:
+        bus.emit(event)
+        return
+    sub = subs[0]
+    try:
+        sub.op_callback(event)
+    except Exception as exc:   # a subscriber never breaks the run
+        bus.failed(sub, event, exc)
 
 
 def _called_with(ins) -> str:
@@ -154,23 +168,32 @@ class CallbackRun:
         return self._observed(op, func, args, dbgs, bus)
 
     def _observed(self, op, func, args, dbgs, bus):
+        """Written for speed (every call of every callback, when someone records): arrays
+        taken as they are, the one subscriber called directly with events built in C
+        (as the engine's run loop does), summaries mapped without a Python frame."""
         run_id = self._begin()
         level = bus.capture
         cap = bus.capture_bytes if level == 2 else 0
         watch, keep = external.attention(op, dbgs) if dbgs else (False, False)
-        inputs = [as_numpy(a) for a in args] if (watch or keep or level) else None
+        inputs = ([a if a.__class__ is _ndarray else as_numpy(a) for a in args]
+                  if (watch or keep or level) else None)
         # what a pause after the call or at its error shows: copies when one may come
         shown = external.given(op, inputs, dbgs, keep=True) if keep else inputs
         stepper = self._before(op, shown, run_id, dbgs) if watch else None
-        ins = tuple([summarize(a, cap) for a in inputs]) if level else ()
-        marks = _marks(inputs) if level and _ndarray in map(type, inputs) else None
+        if level:
+            ins = tuple(map(summarize, inputs)) if not cap else tuple(
+                [summarize(a, cap) for a in inputs])
+            marks = _marks(inputs) if _ndarray in map(type, inputs) else None
+        else:
+            ins, marks = (), None
         tid = threading.get_ident()
         if tid not in ev.thread_names:
             ev.note_thread(tid)
-        observed = bool(bus.subs)
+        subs = bus.subs
         t0 = _now()
-        if observed:
-            ev.emit(ev.OpStart(ev.next_seq(), run_id, t0, tid, op.name, op.type, None, op.source))
+        if subs:
+            _send(bus, subs, _new(ev.OpStart, (ev.next_seq(), run_id, t0, tid, op.name, op.type,
+                                               None, op.source, (), None, None)))
         try:
             if stepper is None:
                 result = func(*args)
@@ -185,11 +208,16 @@ class CallbackRun:
             self._failed(op, exc, shown, inputs, run_id, tid, t0, dbgs)
             raise
         t1 = _now()
-        outputs = [as_numpy(v) for v in _flat(result)] if (watch or level) else []
-        outs = tuple([summarize(v, cap) for v in outputs]) if level else ()
-        if observed:
-            ev.emit(ev.OpEnd(ev.next_seq(), run_id, t1, tid, op.name, op.type, None, t1 - t0,
-                             ins, outs))
+        outputs = ([v if v.__class__ is _ndarray else as_numpy(v) for v in _flat(result)]
+                   if (watch or level) else [])
+        if level:
+            outs = tuple(map(summarize, outputs)) if not cap else tuple(
+                [summarize(v, cap) for v in outputs])
+        else:
+            outs = ()
+        if subs:
+            _send(bus, subs, _new(ev.OpEnd, (ev.next_seq(), run_id, t1, tid, op.name, op.type,
+                                             None, t1 - t0, ins, outs, None, None)))
         # diagnostics before the pause check after the call, which shows what they raise
         if outs:
             self._diagnose(op, run_id, ins, outs)

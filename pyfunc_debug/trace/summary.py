@@ -7,11 +7,18 @@ strided elements and is flagged ``approx`` (a denser sample would touch every
 cache line of the array, costing as much as an exact pass).
 
 A big float32 array — the common payload, where two passes for min and max
-cost as much as an op like ``x + 1`` — takes one pass instead: its row sums
-(one BLAS matrix-vector product, which OpenBLAS spreads over the free cores)
-are all finite exactly when no element is NaN or Inf (else, or when a sum
-overflows, the exact path runs) and give the mean; min/max come from the
-sample (``approx``). NaN/Inf counts stay exact everywhere.
+cost as much as an op like ``x + 1`` — takes one pass instead: its sum (one
+``np.add.reduce``) is finite exactly when no element is NaN or Inf (else, or
+when the sum overflows, the exact path runs) and gives the mean; min/max come
+from the sample (``approx``). NaN/Inf counts stay exact everywhere.
+
+Small arrays (up to ``_SMALL`` elements, what callbacks mostly get) pay fixed
+costs, not passes: ``argmin``/``argmax`` and a BLAS dot for the sum, a third
+of the ufunc reductions' cost there.
+
+Complex values: min, max and mean are those of the magnitudes ``|z|``; an
+element counts as NaN when either part is NaN, else as Inf when either part is
+±Inf. No summary emits a numpy warning (a program may turn them into errors).
 
 A summary's ``row`` is its fields as a trace row (strict JSON: a NaN or Inf
 min/max/mean spelled as a string). Summaries holding such a float are made as
@@ -110,18 +117,30 @@ ValueSummary.__new__ = _classified(ValueSummary.__new__)
 ValueSummary._make = classmethod(_classified(ValueSummary._make.__func__))
 
 
-def _preview(flat) -> str:
+# "%.4g, %.4g, ..." for k items: one format operation instead of one per item
+_FLOAT_FORMATS = [", ".join(["%.4g"] * k) for k in range(PREVIEW_ITEMS + 1)]
+
+
+def _preview(flat, kind: str) -> str:
+    """The first few values as text; a complex one as ``1.5+2j``."""
     if flat.ndim == 0:
-        return str(flat.item())[:80]
+        item = flat.item()
+        return (_complex_text(item) if kind == "c" else str(item))[:80]
     items = flat[:PREVIEW_ITEMS].tolist()
-    if flat.dtype.kind in "OSU":
+    if kind == "f":
+        body = _FLOAT_FORMATS[len(items)] % tuple(items)
+    elif kind in "OSU":
         body = ", ".join(repr(x)[:20] for x in items)
-    elif flat.dtype.kind == "f":
-        body = ", ".join(["%.4g" % x for x in items])
+    elif kind == "c":
+        body = ", ".join(map(_complex_text, items))
     else:
-        body = ", ".join(str(x) for x in items)
+        body = ", ".join(map(str, items))
     more = ", …" if flat.size > PREVIEW_ITEMS else ""
     return f"[{body}{more}]"[:80]
+
+
+def _complex_text(z: complex) -> str:
+    return "%.4g%+.4gj" % (z.real, z.imag)
 
 
 # numpy scalar type -> dtype name (``value.dtype.name`` costs over a microsecond)
@@ -148,27 +167,20 @@ _new = tuple.__new__  # all fields given: skip NamedTuple's Python-level __new__
 _INF = float("inf")
 _F32 = np.dtype(np.float32)
 _add, _min, _max = np.add.reduce, np.minimum.reduce, np.maximum.reduce
-_matmul = np.matmul
-_COLS = 4096                          # row length of the NaN/Inf check's matrix view
-_ONES = np.ones(_COLS, np.float32)
 
 
 def _total(flat) -> float:
     """The sum of the float32 vector ``flat``: finite exactly when no element is NaN or
     ±Inf and no partial sum overflowed (then the caller counts exactly).
 
-    A NaN or Inf makes its row's sum NaN or Inf, and any of those makes the total
-    so. One threaded BLAS ``gemv`` over the array viewed as rows of ``_COLS``: on
-    this 2-core machine about half the time of a single-threaded ``dot``. The
-    row sums are float32, added up in float64.
+    One ``np.add.reduce`` (pairwise, SIMD, in float32): a NaN or Inf makes the
+    sum NaN or Inf. Single-threaded on purpose: a threaded BLAS ``gemv`` was
+    faster on an idle 2-core machine and up to twice slower on a busy one,
+    where a helper thread waits for a core.
     """
-    rows = flat.size // _COLS
-    head = flat[:rows * _COLS].reshape(rows, _COLS)
-    tail = flat[rows * _COLS:]
     # inf - inf, an overflow: what this pass looks for, not a warning for the user
     with np.errstate(invalid="ignore", over="ignore"):
-        return (float(_add(_matmul(head, _ONES), dtype=np.float64))
-                + float(_add(tail, dtype=np.float64)))
+        return float(_add(flat))
 
 
 def _dtype_name(arr) -> str:
@@ -176,6 +188,10 @@ def _dtype_name(arr) -> str:
     if kind in "OSU":
         return "string"
     return "bool" if kind == "b" else arr.dtype.name
+
+
+# dtype -> its name, for the common numeric ones (``dtype.name`` runs Python code)
+_NAMES = {np.dtype(t): np.dtype(t).name for t in _SCALAR_NAMES}
 
 
 def sample_bytes(arr) -> bytes:
@@ -202,7 +218,7 @@ def _big_float32(arr, flat, kept, sample_out):
     if sample_out is not None:
         sample_out.append(sample.tobytes())  # == sample_bytes(arr)
     return _new(ValueSummary, (arr.shape, "float32", arr.size, float(_min(sample)),
-                               float(_max(sample)), mean, 0, 0, _preview(flat), True, kept))
+                               float(_max(sample)), mean, 0, 0, _preview(flat, "f"), True, kept))
 
 
 def summarize(value, capture_bytes: int = 0, sample_out: list | None = None) -> ValueSummary:
@@ -211,6 +227,12 @@ def summarize(value, capture_bytes: int = 0, sample_out: list | None = None) -> 
     ``sample_out`` (a list) receives ``sample_bytes(value)`` when the summary was
     taken from that sample (a big float32 array), sparing an in-place-write check
     that starts right away a second gather.
+
+    Written for the small arrays callbacks get (every call of every op pays it):
+    ufuncs reduce directly (the ``ndarray`` methods and ``dtype.name`` run Python
+    code costing more than reducing 64 elements); min and max come first, since
+    a NaN or Inf shows in them, and only then does the exact NaN/Inf count run.
+    No warning of ours reaches the user's program (it may turn them into errors).
     """
     name = _SCALAR_NAMES.get(value.__class__)
     if name is not None:   # a numpy scalar, the common case in op chains: inline
@@ -221,40 +243,117 @@ def summarize(value, capture_bytes: int = 0, sample_out: list | None = None) -> 
         return _scalar_summary(value, name, capture_bytes)
     if value is None:
         return ValueSummary((), "none", 0)
-    arr = value if isinstance(value, np.ndarray) else np.asarray(value)
-    flat = arr.reshape(-1)
-    kind = arr.dtype.kind
+    arr = value if value.__class__ is _ndarray else np.asarray(value)
+    dt = arr.dtype
+    size = arr.size
     kept = arr.copy() if capture_bytes and arr.nbytes <= capture_bytes else None
-    if arr.size == 0:
+    kind = dt.kind
+    if size and kind in "fiu":
+        flat = arr.reshape(-1)
+        if dt is _F32 and size > EXACT_LIMIT:
+            found = _big_float32(arr, flat, kept, sample_out)
+            if found is not None:
+                return found
+        if size <= _SMALL:   # argmin/argmax (NaN counts as least and greatest): C methods
+            lo, hi = float(flat.item(flat.argmin())), float(flat.item(flat.argmax()))
+        else:
+            lo, hi = float(_min(flat)), float(_max(flat))
+        if lo - lo == 0.0 and hi - hi == 0.0:   # no NaN/Inf
+            name = _NAMES.get(dt) or _dtype_name(arr)
+            preview = _preview(arr if arr.ndim == 0 else flat, kind)
+            if size > EXACT_LIMIT:   # the mean of the strided sample, gathered in cache
+                sample = flat[::size // SAMPLE].copy()
+                mean = _sum(sample, lo, hi) / sample.size
+                return _new(ValueSummary if mean - mean == 0.0 else NonFiniteSummary,
+                            (arr.shape, name, size, lo, hi, mean, 0, 0, preview, True, kept))
+            mean = _sum(flat, lo, hi) / size
+            return _new(ValueSummary if mean - mean == 0.0 else NonFiniteSummary,
+                        (arr.shape, name, size, lo, hi, mean, 0, 0, preview, False, kept))
+        return _non_finite(arr, flat, kept)
+    if size == 0:
         return ValueSummary(arr.shape, _dtype_name(arr), 0, preview="[]", value=kept)
+    flat = arr.reshape(-1)
     if kind in "OSU":
         if arr.ndim == 0:
             item = arr[()]
             preview = repr(bytes(item) if isinstance(item, bytes) else item)[:80]
         else:
-            preview = _preview(flat)
-        return ValueSummary(arr.shape, "string", arr.size, preview=preview, value=kept)
+            preview = _preview(flat, kind)
+        return ValueSummary(arr.shape, "string", size, preview=preview, value=kept)
     if kind == "b":
-        frac = float(np.count_nonzero(flat)) / flat.size
-        return ValueSummary(arr.shape, "bool", arr.size, float(flat.min()), float(flat.max()),
-                            frac, preview=_preview(arr if arr.ndim == 0 else flat), value=kept)
-    if arr.dtype == _F32 and flat.size > EXACT_LIMIT:
-        found = _big_float32(arr, flat, kept, sample_out)
-        if found is not None:
-            return found
-    lo, hi = flat.min(), flat.max()
-    nan = inf = 0
-    if kind in "fc" and not (np.isfinite(lo) and np.isfinite(hi)):
-        nan = int(np.count_nonzero(np.isnan(flat)))
-        inf = int(np.count_nonzero(np.isinf(flat)))
-        finite = flat[np.isfinite(flat)]
-        lo, hi = (finite.min(), finite.max()) if finite.size else (np.nan, np.nan)
-        mean = float(finite.mean()) if finite.size else float("nan")
-        approx = False
-    elif flat.size > EXACT_LIMIT:
-        step = flat.size // SAMPLE
-        mean, approx = float(flat[::step].copy().mean(dtype=np.float64)), True
+        frac = float(np.count_nonzero(flat)) / size
+        return ValueSummary(arr.shape, "bool", size, float(_min(flat)), float(_max(flat)),
+                            frac, preview=_preview(arr if arr.ndim == 0 else flat, kind),
+                            value=kept)
+    if kind == "c":
+        return _complex(arr, flat, kept)
+    # anything else numpy holds (datetime, void, ...): its min/max as text would mislead
+    return ValueSummary(arr.shape, _dtype_name(arr), size,
+                        preview=_preview(arr if arr.ndim == 0 else flat, "O"), value=kept)
+
+
+_F64 = np.dtype(np.float64)
+_ndarray = np.ndarray
+
+
+def _sum(flat, lo: float, hi: float) -> float:
+    """The sum of real ``flat`` (no NaN/Inf), whose values lie in [lo, hi], as a float.
+
+    In the array's own dtype when no partial sum can overflow (``size * max|x|``
+    under the dtype's bound; numpy sums floats pairwise, ints exactly), which
+    costs half of a float64 sum (a cast runs buffered); else in float64 — an
+    overflow there (float64 values near the top of the range) gives ±Inf, no warning.
+    """
+    size = flat.size
+    bound = _NATIVE_SUM.get(flat.dtype)
+    if bound is not None and size * max(hi, -lo) < bound:
+        ones = _SMALL_ONES.get(flat.dtype) if size <= _SMALL else None
+        if ones is not None:   # BLAS dot: half the cost of a ufunc reduction on small data
+            return float(flat.dot(ones[:size]))
+        return float(_add(flat))
+    with np.errstate(over="ignore", invalid="ignore"):
+        return float(_add(flat, dtype=_F64))
+
+
+_SMALL = 1024   # arrays up to this size take the small-array path: fixed costs dominate
+_SMALL_ONES = {np.dtype(t): np.ones(_SMALL, t) for t in (np.float32, np.float64)}
+# dtype -> the bound under which its own sum cannot overflow (numpy sums small ints as int64)
+_NATIVE_SUM = {np.dtype(np.float32): 1e37, np.dtype(np.float64): 1e306}
+_NATIVE_SUM.update({np.dtype(t): float(1 << 62) for t in (np.int8, np.int16, np.int32,
+                                                            np.int64)})
+_NATIVE_SUM.update({np.dtype(t): float(1 << 63) for t in (np.uint8, np.uint16, np.uint32,
+                                                            np.uint64)})
+
+
+def _non_finite(arr, flat, kept):
+    """A real array holding NaN or ±Inf: exact counts; min/max/mean of the finite rest."""
+    nan = int(np.count_nonzero(np.isnan(flat)))
+    inf = int(np.count_nonzero(np.isinf(flat)))
+    finite = flat[np.isfinite(flat)]
+    return _of_finite(arr, flat, finite, nan, inf, kept, arr.dtype.kind)
+
+
+def _of_finite(arr, flat, finite, nan, inf, kept, kind):
+    """The summary from ``finite`` (the real values min/max/mean describe), exact."""
+    if finite.size:
+        lo, hi = float(_min(finite)), float(_max(finite))
+        mean = _sum(finite, lo, hi) / finite.size
     else:
-        mean, approx = float(flat.mean(dtype=np.float64)), False
-    return ValueSummary(arr.shape, _dtype_name(arr), arr.size, float(lo), float(hi), mean,
-                        nan, inf, _preview(arr if arr.ndim == 0 else flat), approx, kept)
+        lo = hi = mean = float("nan")
+    return ValueSummary(arr.shape, _dtype_name(arr), arr.size, lo, hi, mean, nan, inf,
+                        _preview(arr if arr.ndim == 0 else flat, kind), False, kept)
+
+
+def _complex(arr, flat, kept):
+    """A complex array: min, max and mean are those of the magnitudes ``|z|`` (exact, over
+    the finite elements); an element counts as NaN when either part is NaN, else as Inf
+    when either part is ±Inf (each element counted once)."""
+    finite = np.isfinite(flat)
+    count = int(np.count_nonzero(finite))
+    nan = inf = 0
+    if count != flat.size:
+        nan = int(np.count_nonzero(np.isnan(flat)))
+        inf = flat.size - count - nan
+    with np.errstate(over="ignore", invalid="ignore"):   # |z| of a huge z: Inf, no warning
+        mags = np.abs(flat if count == flat.size else flat[finite])
+    return _of_finite(arr, flat, mags, nan, inf, kept, "c")
