@@ -92,3 +92,12 @@ def test_small_int_sums_are_exact():
     big = np.iinfo(np.int64).max
     assert summarize(np.array([big, big])).mean == float(big)
     assert summarize(np.array([255] * 9, np.uint8)).mean == 255.0
+
+
+def test_ml_dtypes_floats_are_summarised_with_their_nans():
+    ml_dtypes = pytest.importorskip("ml_dtypes")   # JAX's bfloat16, float8_*
+    s = summarize(np.array([1, 2, np.nan, np.inf], ml_dtypes.bfloat16))
+    assert (s.dtype, s.min, s.max, s.mean, s.nan, s.inf) == ("bfloat16", 1.0, 2.0, 1.5, 1, 1)
+    assert s.preview == "[1, 2, nan, inf]"
+    s = summarize(ml_dtypes.bfloat16(1.5))
+    assert (s.shape, s.dtype, s.mean) == ((), "bfloat16", 1.5)

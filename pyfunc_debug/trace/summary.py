@@ -287,7 +287,15 @@ def summarize(value, capture_bytes: int = 0, sample_out: list | None = None) -> 
                             value=kept)
     if kind == "c":
         return _complex(arr, flat, kept)
-    # anything else numpy holds (datetime, void, ...): its min/max as text would mislead
+    if kind == "V" and dt.names is None:   # ml_dtypes' bfloat16, float8_*, int4: via float32
+        try:
+            wide = arr.astype(_F32)
+        except (TypeError, ValueError):
+            wide = None
+        if wide is not None:
+            s = summarize(wide)
+            return _new(s.__class__, (arr.shape, dt.name, size) + s[3:ROW_FIELDS] + (kept,))
+    # anything else numpy holds (datetime, records, ...): its min/max as text would mislead
     return ValueSummary(arr.shape, _dtype_name(arr), size,
                         preview=_preview(arr if arr.ndim == 0 else flat, "O"), value=kept)
 
