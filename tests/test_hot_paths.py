@@ -1,9 +1,14 @@
 """The fast paths of issue 12 give the same answers as the slow ones.
 
 Pre-filtered breakpoint conditions pause exactly where the full check would;
-threaded runs give the sequential results and the same events.
+threaded runs give the sequential results and the same events. Every benchmark of
+``hotpaths.py`` and ``overhead.py`` runs at a tiny size.
 """
 from __future__ import annotations
+
+import importlib
+import os
+import sys
 
 import numpy as np
 import pytest
@@ -142,3 +147,49 @@ def test_a_failing_branch_on_the_pool_raises_its_error_once_the_others_end():
         with pytest.raises(tf.errors.UnknownError, match="bad"):
             sess.run(total, {x: 1.0})
         assert sess.run(ok[0], {x: 1.0}) == 2.0
+
+
+# -- the benchmarks run (tiny sizes: nothing is measured, nothing can rot unseen) --------
+
+BENCHMARKS = os.path.join(os.path.dirname(__file__), os.pardir, "benchmarks")
+
+
+def _bench(name):
+    sys.path.insert(0, BENCHMARKS)
+    try:
+        return importlib.import_module(name)
+    finally:
+        sys.path.remove(BENCHMARKS)
+
+
+@pytest.fixture
+def hotpaths():
+    module = _bench("hotpaths")
+    saved = {k: getattr(module, k) for k in ("BIG", "ARRAY_CHAIN", "WIDE", "SCALE_SIZES",
+                                             "SCALE_REPS", "SCALAR_CHAIN")}
+    yield module
+    for k, v in saved.items():
+        setattr(module, k, v)
+
+
+def test_every_hot_path_benchmark_but_tensorflow_runs_at_a_tiny_size(hotpaths, capsys):
+    cases = [c for c in hotpaths.CASES if c != "tensorflow"]
+    hotpaths.main(["--tiny", "--rounds", "1", "--width", "4", "--size", "16", "--only", *cases])
+    out = capsys.readouterr().out
+    for title in ("py_function vs numpy_function", "tracing the scalar chain",
+                  "breakpoints that never fire", "inter_op_threads=2 on a chain",
+                  "a wide graph of 4 scalar py_func", "scaling: chains of py_func"):
+        assert title in out, title
+    assert "on_error=True (the UI's default)" in out and "or outputs[0] > 1e30" in out
+
+
+def test_the_tensorflow_comparison_runs_at_a_tiny_size(hotpaths, capsys):
+    pytest.importorskip("tensorflow")
+    hotpaths.main(["--tiny", "--rounds", "1", "--only", "tensorflow"])
+    assert "pyfunc_debug" in capsys.readouterr().out
+
+
+def test_the_overhead_benchmark_runs_at_a_tiny_size(capsys):
+    _bench("overhead").main(["--n", "3", "--repeats", "1", "--events", "200"])
+    out = capsys.readouterr().out
+    assert "overhead µs/op" in out and "load_trace of" in out
