@@ -6,7 +6,9 @@ the inputs or outputs through the conditions' ``test`` (see ``conditions``)
 and only on a "maybe" leaves the loop (``_Maybe``, which the loop lets pass
 like an interrupt): before the op, the step is handed back to be attended;
 after it, the debugger checks its after-breakpoints on the values as they are.
-A condition that never holds thus costs a comparison per op, not a pause.
+A one-input, one-output step with one such test gets a wrapper generated with
+the condition's scalar form inline (``conditions.scalar_source``). A condition
+that never holds thus costs a comparison per op, not a pause.
 (Observed runs take a generic loop here; their events cost more anyway.)
 A py_func/numpy_function may write into the arrays it is given: with a test
 after it, its array inputs are copied first, so the condition and the pause
