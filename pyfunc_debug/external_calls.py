@@ -187,6 +187,8 @@ class CallbackRun:
         else:
             ins, marks = (), None
         tid = threading.get_ident()
+        if ev.fault_capture and inputs is not None:   # capture="fault" (trace.faults)
+            ev.held_calls[tid] = (op, inputs, func, self.kind)
         if tid not in ev.thread_names:
             ev.note_thread(tid)
         subs = bus.subs

@@ -98,13 +98,23 @@ def test_only_faulty_calls_leave_their_inputs(tmp_path, streamed):
 
 def test_clean_calls_leave_nothing(tmp_path):
     path = tmp_path / "clean.jsonl"
+    g, x, done, v = _graph(raises, "raises", np.arange(3, dtype=np.float32))
+    with tf.trace(path, capture="fault"), tf.compat.v1.Session(graph=g) as s:
+        with pytest.raises(tf.errors.OpError):
+            s.run(done, {x: v})
+    assert len(load_faults(path)[1]) == 1
+    # a new recording at the same path replaces the earlier one's list of faulty calls
     g, x, done, v = _graph(clean, "also_clean", np.arange(3, dtype=np.float32))
     with tf.trace(path, capture="fault"), tf.compat.v1.Session(graph=g) as s:
         for _ in range(3):
             s.run(done, {x: v})
-    assert not os.path.exists(faults_path(path)) and not os.path.exists(f"{path}.values")
+    assert not os.path.exists(faults_path(path))
     assert tf.load_trace(path).header["capture"] == "fault"
     assert load_faults(path) == ({}, [])
+    fresh = tmp_path / "fresh.jsonl"
+    with tf.trace(fresh, capture="fault"), tf.compat.v1.Session(graph=g) as s:
+        s.run(done, {x: v})
+    assert sorted(os.listdir(tmp_path)) == ["clean.jsonl", "clean.jsonl.values", "fresh.jsonl"]
 
 
 def test_a_py_function_call_is_captured_with_its_dtypes(tmp_path):

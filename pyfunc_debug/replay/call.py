@@ -7,6 +7,7 @@ eager tensors or arrays when it is installed (numpy otherwise, said once).
 """
 from __future__ import annotations
 
+import importlib
 import sys
 import traceback
 from dataclasses import dataclass, field
@@ -48,10 +49,12 @@ def make_inputs(record, function: dict, notes: list) -> tuple:
             arr = arr.astype(spec["dtype"])
         values.append(arr)
     adapter = function.get("adapter")
-    if adapter == "tf":
+    if adapter == "tensorflow":   # numpy_function/py_func callbacks get numpy, as here
+        if record["op_type"] not in EAGER_TYPES:
+            return values, None
         return _framework("tensorflow", values, notes, lambda tf, a: tf.constant(a))
     if adapter == "jax":
-        return _framework("jax", values, notes, lambda jax, a: jax.numpy.asarray(a))
+        return _framework("jax.numpy", values, notes, lambda jnp, a: jnp.asarray(a))
     if record["op_type"] in EAGER_TYPES:
         from ..dtypes import as_dtype
         from ..eager.tensor import EagerTensor
@@ -64,10 +67,10 @@ def make_inputs(record, function: dict, notes: list) -> tuple:
 
 def _framework(name, values, notes, convert):
     try:
-        module = __import__(name)
+        module = importlib.import_module(name)
     except ImportError:
-        notes.append(f"{name} is not installed here: the recorded inputs are given as numpy "
-                     "arrays")
+        notes.append(f"{name.split('.')[0]} is not installed here: the recorded inputs are "
+                     "given as numpy arrays")
         return values, None
     return [convert(module, v) for v in values], None
 

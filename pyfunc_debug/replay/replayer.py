@@ -110,8 +110,9 @@ def replay(path, op=None, run=None, call=None, mode=None, out=None) -> int:
     print(f"replaying op '{name}' ({record['op_type']}) of run {record['run_id']}: "
           f"{function['module']}:{function['qualname']} "
           f"({function.get('file')}:{function.get('line')}); recorded fault: {what}", file=out)
+    kind = f" ({type(args[0]).__module__.split('.')[0]} {type(args[0]).__name__})" if args else ""
     for i, a in enumerate(args):
-        print(f"  input {i}: {_short(a)}", file=out)
+        print(f"  input {i}: {_short(a)}{kind if i == 0 else ''}", file=out)
     out.flush()
     outcome = invoke(func, args, context, mode, out)
     if isinstance(outcome.error, BdbQuit):

@@ -68,6 +68,20 @@ def identity(func) -> dict:
     return info
 
 
+def identity_of_code(code) -> dict:
+    """``identity`` of the function whose code object is ``code`` (its module found by file)."""
+    file = os.path.abspath(code.co_filename)
+    module = next((name for name, m in list(sys.modules.items())
+                   if getattr(m, "__file__", None) and os.path.abspath(m.__file__) == file),
+                  None)
+    info = {"module": module, "qualname": getattr(code, "co_qualname", code.co_name),
+            "file": file, "line": code.co_firstlineno, "source_sha256": source_hash(code)}
+    if module == "__main__":
+        spec = getattr(sys.modules.get("__main__"), "__spec__", None)
+        info["main_spec"] = getattr(spec, "name", None)
+    return info
+
+
 def source_hash(func) -> str | None:
     try:
         text = inspect.getsource(func)
@@ -76,8 +90,15 @@ def source_hash(func) -> str | None:
     return hashlib.sha256(text.encode()).hexdigest()
 
 
-def _recorded_line(message: str):
-    """(file, line) of the innermost frame a wrapped function's error message quotes."""
+def _raised_at(message: str):
+    """(file, line) where the failing call raised: the innermost frame of the exception
+    being handled (an OpError is emitted in the ``except`` clause that caught it), else
+    the innermost frame the error message quotes."""
+    tb = getattr(sys.exc_info()[1], "__traceback__", None)
+    if tb is not None:
+        while tb.tb_next is not None:
+            tb = tb.tb_next
+        return os.path.abspath(tb.tb_frame.f_code.co_filename), tb.tb_lineno
     found = _LINE.findall(message or "")
     return (found[-1][0], int(found[-1][1])) if found else (None, None)
 
@@ -99,6 +120,8 @@ class FaultRecorder:
         self.count = 0
         self._file = None
         self._closed = False
+        if path is not None and os.path.lexists(faults_path(path)):
+            os.unlink(faults_path(path))   # an earlier recording's: this trace replaces it
         with _lock:
             ev.fault_capture += 1
 
@@ -128,25 +151,28 @@ class FaultRecorder:
         if call is None or call[0].name != e.op:
             return
         held[e.thread] = None   # one record per call: a second diagnostic of it adds nothing
-        op, args = call
+        op, args = call[0], call[1]
         try:
-            self._capture(e, op, args, fault, error_type, message)
+            self._capture(e, op, args, fault, error_type, message, call[2:])
         except Exception as exc:  # noqa: BLE001 - recording must never break the run
             warnings.warn(f"pyfunc-debug: the inputs of op '{e.op}' were not captured: "
                           f"{type(exc).__name__}: {exc}", RuntimeWarning, stacklevel=2)
 
-    def _capture(self, e, op, args, fault, error_type, message) -> None:
+    def _capture(self, e, op, args, fault, error_type, message, external) -> None:
+        values = [np.asarray(a) for a in args]
         if op.name not in self.functions:
-            self._add_function(op)
+            if external:   # a TF/JAX callback: (the function called, "tensorflow" | "jax")
+                self._add_external(op, *external, values)
+            else:
+                self._add_function(op)
         self.count += 1
         record = {"record": "call", "op": op.name, "op_type": op.type, "run_id": e.run_id,
                   "seq": e.seq, "thread": e.thread, "fault": fault,
                   "error_type": error_type, "message": message[-4000:],
                   "modified": fault == "input_modified", "inputs": []}
         if error_type is not None:   # the user's exception, and where it was raised
-            record["error_file"], record["error_line"] = _recorded_line(message)
+            record["error_file"], record["error_line"] = _raised_at(message)
             record["original_error"] = original_line(message)
-        values = [np.asarray(a) for a in args]
         for i, v in enumerate(values):
             record["inputs"].append({"key": f"fault{e.seq}-in{i}", "dtype": v.dtype.name,
                                      "shape": list(v.shape)})
@@ -162,6 +188,18 @@ class FaultRecorder:
                      "Tout": [d.name for d in op.attrs.get("Tout", ())],
                      "Tin": [t.dtype.name for t in op.inputs],
                      "adapter": op.attrs.get("adapter")})
+        self.functions[op.name] = info
+        if self.path is not None:
+            self._append(info)
+
+    def _add_external(self, op, func, adapter, values) -> None:
+        target = getattr(op, "target", None)
+        code = getattr(inspect.unwrap(func), "__code__", None)
+        # JAX hands over its own flat wrapper: the user's function is the op's code object
+        info = identity_of_code(target) if target is not None and code is not target \
+            else identity(func)
+        info.update({"record": "function", "op": op.name, "op_type": op.type, "Tout": [],
+                     "Tin": [v.dtype.name for v in values], "adapter": adapter})
         self.functions[op.name] = info
         if self.path is not None:
             self._append(info)
