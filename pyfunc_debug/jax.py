@@ -170,9 +170,8 @@ class Instrumentation(Closing):
             if cb is not None and not isinstance(cb, _Instrumented):
                 user = _unwrap(_user_function(cb))
                 code = getattr(user, "__code__", None)
-                if not callable(user):      # JAX's own error at call time, as without us
-                    pass
-                elif me.internal or code is None or not code.co_filename.startswith(_JAX_DIRS):
+                shown = me.internal or code is None or not code.co_filename.startswith(_JAX_DIRS)
+                if shown and callable(user):   # not callable: JAX's own error, as without us
                     name = getattr(user, "__name__", type(user).__name__)
                     op = _op(name, kind, _stack_source(), code)
                     params["callback"] = _Instrumented(cb, op, me.run)
