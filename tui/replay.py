@@ -2,7 +2,8 @@
 
 The same op list, inspector and log as the live app, driven by a cursor over
 the recorded events instead of a running graph: ←/→ one event, [/] one run,
-e the next error or pause, home/end.
+e the next error or pause, home/end; s / r replay the selected op's captured faulty
+call under pdb / with the current source (``fault_replay``).
 """
 from __future__ import annotations
 
@@ -14,6 +15,7 @@ from textual.binding import Binding
 from pyfunc_debug import events as ev
 from pyfunc_debug.trace.jsonl import load_trace
 
+from . import fault_replay
 from .layout import compose_panes, fit_footer, title_panes
 from .messages import OpSelected
 from .model import RunModel, format_event, original_line
@@ -41,6 +43,8 @@ class ReplayApp(App):
         Binding("right_square_bracket", "run(1)", "next run"),
         Binding("left_square_bracket", "run(-1)", "prev run"),
         Binding("e", "next_problem", "next error/pause"),
+        Binding("s", "replay_pdb", "replay in pdb"),     # a captured faulty call (fault_replay)
+        Binding("r", "rerun", "re-run"),
         Binding("home", "jump(0)", "start", show=False, priority=True),
         Binding("end", "jump(-1)", "end", show=False, priority=True),
         Binding("q", "quit", "quit"),
@@ -158,6 +162,12 @@ class ReplayApp(App):
             self._goto(end)
         elif k >= len(self._run_starts):
             self._goto(len(self.events))
+
+    def action_replay_pdb(self) -> None:
+        fault_replay.replay_under_pdb(self)
+
+    def action_rerun(self) -> None:
+        fault_replay.rerun(self)
 
     def action_next_problem(self) -> None:
         for i in range(self.position, len(self.events)):
