@@ -24,7 +24,9 @@ __all__ = ["run_overlapped", "EXPENSIVE"]
 EXPENSIVE = 15e-6   # seconds: a step worth a thread hand-off (which costs a few µs)
 TIME_EVERY = 8      # runs between timed runs, doubled up to TIME_MAX while none is expensive
 TIME_MAX = 256      # (a timed run costs up to twice an untimed one on scalar ops)
-RETRY_EVERY = 32    # runs: how often a plan whose spread runs were slower tries again
+RETRY_EVERY = 32    # runs: how often a plan whose spread runs were slower tries again,
+RETRY_MAX = 1024    # doubled after each retry that was slower too
+GAIN = 0.9          # spread runs must beat inline ones by 10% (one noisy run must not decide)
 
 
 def _watched(plan) -> tuple:
@@ -281,7 +283,8 @@ def run_overlapped(plan, vals, ctx, width: int = 1) -> None:
         # threads never hurt: spread only while spread runs beat inline ones (Python work
         # holding the GIL does not gain), by the better of the last two of each (noise);
         # try again now and then
-        if not (min(timings[2:]) > min(timings[:2]) and plan.runs % RETRY_EVERY):
+        if not (min(timings[2:]) > GAIN * min(timings[:2]) and
+                plan.runs % (plan.retry_gap or RETRY_EVERY)):
             stop = plan.first_costly
             if stop is None:
                 stop = plan.first_costly = _first_costly(plan)
@@ -298,7 +301,11 @@ def run_overlapped(plan, vals, ctx, width: int = 1) -> None:
             run.join()
         if timings is not None:  # a run the watchdog spread counts as inline
             if run.by_cost:
-                timings[2:] = perf_counter() - t0, timings[2]
+                spent = perf_counter() - t0
+                timings[2:] = spent, timings[2]
+                gap = plan.retry_gap or RETRY_EVERY
+                plan.retry_gap = min(2 * gap, RETRY_MAX) if spent > GAIN * min(timings[:2]) \
+                    else RETRY_EVERY
             else:
                 timings[:2] = perf_counter() - t0, timings[0]
     except BaseException as e:

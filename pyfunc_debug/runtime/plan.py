@@ -76,6 +76,7 @@ class Plan:
     runs: int = 0                    # runs under an inter-op pool (every few are timed)
     next_timed: int = 0              # the next of them to time
     timed_gap: int = 0               # runs between timed ones (0: not chosen yet)
+    retry_gap: int = 0               # runs between spread retries once inline runs won
     event_info: list | None = None   # per-step data for events, built on first observed run
     event_heads: tuple | None = None  # (op names, op types) every RunStart of the plan carries
 
