@@ -82,9 +82,9 @@ def test_bash_completes_commands_options_choices_and_files(bash_script):
     (bash_script.parent / "train.py").write_text("")
     c = lambda *w: _bash_complete(bash_script, "pyfunc-debug", *w)  # noqa: E731
     assert c("tr") == ["trace"]
-    assert c("") == ["demo", "run", "trace", "view", "diff", "export", "attach"]
+    assert c("") == ["demo", "run", "trace", "view", "diff", "export", "replay", "attach"]
     assert c("run", "--break-on", "") == ["nan", "error", "warning"]
-    assert c("trace", "--capture", "") == ["none", "summary", "full"]
+    assert c("trace", "--capture", "") == ["none", "summary", "full", "fault"]
     assert c("export", "--format", "") == ["csv", "parquet"]
     assert c("export", "run.jsonl", "--f") == ["--format"]
     assert c("demo", "--example", "nan") == ["nan_hunt"]
@@ -101,7 +101,7 @@ def test_zsh_completion_script(tmp_path):
     script = render(build_parser(), "zsh")
     assert script.startswith("#compdef pyfunc-debug\n")
     assert "compdef _pyfunc_debug pyfunc-debug" in script
-    for name in ("demo", "run", "trace", "view", "diff", "export", "attach"):
+    for name in ("demo", "run", "trace", "view", "diff", "export", "replay", "attach"):
         assert f"'{name}:" in script and f"                {name}) _arguments" in script
     assert ":BREAK_ON:(nan error warning)" in script and ":FORMAT:(csv parquet)" in script
     assert "'1:SCRIPT:_files'" in script and "'*::program argument:_files'" in script

@@ -119,3 +119,13 @@ def test_what_cannot_be_replayed_says_so_in_one_line(recorded, tmp_path):
     os.unlink(gone / "t.jsonl.values")
     r = _cli(["replay", "t.jsonl", "--op", "lookup"], gone)
     assert r.returncode == 2 and "record again with --capture fault" in r.stderr
+
+
+def test_run_records_faulty_calls_for_replay_too(recorded, tmp_path):
+    r = _cli(["run", "--console", "-o", str(tmp_path / "r.jsonl"), "--capture", "fault",
+              "prog.py"], recorded, input="c\n" * 10)
+    assert r.returncode == 1, r.stdout + r.stderr
+    r = _cli(["replay", str(tmp_path / "r.jsonl"), "--list"], recorded)
+    assert [ln.split()[4] for ln in r.stdout.splitlines()] == ["'shift'", "'lookup'"]
+    r = _cli(["run", "--capture", "fault", "prog.py"], recorded)
+    assert r.returncode == 2 and "--capture fault needs -o OUT.jsonl" in r.stderr

@@ -204,6 +204,11 @@ def _add_run(sub) -> None:
                    help="no UI here: serve the debugger for pyfunc-debug attach (port 0: any)")
     r.add_argument("--wait", action="store_true",
                    help="with --listen: start the program once a client is attached")
+    _file(r.add_argument("-o", "--output", metavar="OUT.jsonl",
+                         help="also record the run to OUT.jsonl (as trace does)"))
+    r.add_argument("--capture", choices=("summary", "full", "fault"),
+                   help="with -o: what the recording keeps; fault: the inputs of faulty "
+                   "calls, for pyfunc-debug replay")
     _program_arguments(r)
     r.set_defaults(func=cmd_run)
 

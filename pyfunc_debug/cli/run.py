@@ -13,10 +13,10 @@ __all__ = ["cmd_run", "RUN_OPTIONS", "RUN_USAGE", "BREAK_ON"]
 BREAK_ON = ("nan", "error", "warning")
 RUN_OPTIONS = {"--break": True, "--break-on": True, "--console": False,
                "--guard-mutation": False, "--tf": False, "--jax": False, "--listen": True,
-               "--wait": False}
+               "--wait": False, "--capture": True, "-o": True, "--output": True}
 RUN_USAGE = ("pyfunc-debug run [--break GLOB]... [--break-on nan|error|warning] [--console] "
              "[--guard-mutation] [--tf] [--jax] [--listen HOST:PORT [--wait]] "
-             "SCRIPT|-m MODULE [ARGS...]")
+             "[-o OUT.jsonl [--capture summary|full|fault]] SCRIPT|-m MODULE [ARGS...]")
 
 
 def cmd_run(args) -> int:
@@ -26,6 +26,34 @@ def cmd_run(args) -> int:
     if bad:
         raise UsageError(f"--break-on takes nan, error or warning, not {bad[0]!r}")
     guard = bool(opts.get("--guard-mutation"))
+    with _recording(opts):
+        return _run(args, opts, prog, kinds, guard)
+
+
+def _recording(opts: dict):
+    """``-o OUT.jsonl [--capture C]``: the run is recorded too (``--capture fault``: the
+    inputs of faulty calls, for ``pyfunc-debug replay``); without -o, a null context."""
+    import contextlib
+    from .checks import output_file
+    out = (opts.get("-o") or opts.get("--output") or [None])[-1]
+    capture = (opts.get("--capture") or [None])[-1]
+    if out is None:
+        if capture is not None:
+            raise UsageError(f"--capture {capture} needs -o OUT.jsonl (where to record)")
+        return contextlib.nullcontext()
+    if not out.endswith(".jsonl"):
+        raise UsageError(f"-o {out}: run records .jsonl traces (pyfunc-debug trace also "
+                         "writes .json)")
+    from ..trace.recorder import trace
+    try:
+        recorder = trace(out, capture=capture or "summary")
+    except ValueError as e:
+        raise UsageError(str(e)) from None
+    output_file(out)   # exit 2 now, not after the script ran
+    return recorder
+
+
+def _run(args, opts, prog, kinds, guard) -> int:
     if opts.get("--listen"):
         with frameworks(opts):
             return _run_listening(prog, opts["--listen"][-1], bool(opts.get("--wait")),
