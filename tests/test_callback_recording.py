@@ -1,0 +1,72 @@
+"""Recording a framework's callbacks (``external_calls.CallbackRun``, issue 24): events
+sent straight to the one subscriber are the bus's events — same fields, a failing
+subscriber reported once and the call unharmed, a ``.jsonl`` trace holding every call —
+and complex values are summarised under warnings-as-errors before the user's function
+runs (JAX's ``test_callback_works_with_all_types`` for complex64)."""
+from __future__ import annotations
+
+import warnings
+
+import numpy as np
+import pytest
+
+import pyfunc_debug as pfd
+from pyfunc_debug import events as ev
+from pyfunc_debug.debug.external import ExternalOp
+from pyfunc_debug.external_calls import CallbackRun
+
+
+def _calls(n, value, func=lambda v: v * 2):
+    run, op = CallbackRun("test"), ExternalOp("double", "PyFunc")
+    out = [run.call(op, func, (value,)) for _ in range(n)]
+    run.end()
+    return out
+
+
+def test_events_carry_every_field_and_summaries():
+    x = np.arange(8, dtype=np.float32)
+    with pfd.trace(capture="summary") as tr:
+        _calls(2, x)
+    kinds = [type(e).__name__ for e in tr.events]
+    assert kinds == ["RunStart", "OpStart", "OpEnd", "OpStart", "OpEnd", "RunEnd"]
+    start, end = tr.events[1], tr.events[2]
+    assert (start.op, start.op_type, start.producers, start.worker, start.pid) == (
+        "double", "PyFunc", (), None, None)
+    assert end.duration_ns == end.t_ns - start.t_ns >= 0
+    assert end.inputs[0].max == 7.0 and end.outputs[0].max == 14.0
+    assert end.worker is None and end.pid is None
+    assert [e.seq for e in tr.events] == sorted(e.seq for e in tr.events)
+
+
+def test_a_failing_subscriber_is_reported_once_and_the_calls_go_on():
+    def bad(event):
+        raise ValueError("subscriber bug")
+    sub = ev.subscribe(bad, capture="summary")
+    try:
+        with pytest.warns(RuntimeWarning, match="subscriber bug") as caught:
+            out = _calls(3, np.ones(4, np.float32))
+    finally:
+        sub.close()
+    assert all(np.array_equal(o, np.full(4, 2, np.float32)) for o in out)
+    assert len([w for w in caught if "subscriber bug" in str(w.message)]) == 1
+
+
+def test_a_jsonl_trace_holds_every_call(tmp_path):
+    path = tmp_path / "calls.jsonl"
+    with pfd.trace(path) as tr:
+        _calls(50, np.ones(64, np.float32))
+    assert tr.op_count == 50
+    assert pfd.load_trace(str(path)).to_pandas().shape[0] == 50
+
+
+@pytest.mark.parametrize("dtype", [np.complex64, np.complex128])
+def test_complex_arguments_under_warnings_as_errors(dtype):
+    z = np.array([1 + 2j, np.nan, 3j], dtype)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        with pfd.trace(capture="summary") as tr:
+            out = _calls(1, z, lambda v: v.conj())
+    assert np.array_equal(out[0], z.conj(), equal_nan=True)
+    end = [e for e in tr.events if type(e) is ev.OpEnd][0]
+    assert (end.inputs[0].nan, end.outputs[0].nan) == (1, 1)
+    assert end.inputs[0].max == pytest.approx(3.0)
