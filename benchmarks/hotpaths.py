@@ -1,6 +1,6 @@
 """The hot paths of issue 12, each as a ratio to a baseline timed in the same run.
 
-    python benchmarks/hotpaths.py [--rounds 7] [--only NAME ...] [--scale-max 100000]
+    python benchmarks/hotpaths.py [--rounds 7] [--only NAME ...] [--scale-max 100000] [--cpu]
 
 Every case runs ``--rounds`` rounds; a round times the baseline and the case
 back to back (best of a few calls each), so machine load hits both alike. It
@@ -24,7 +24,7 @@ prints the median ratio and the spread (min–max over the rounds). Cases:
   ``inter_op_threads=1``; a wide graph of GIL-releasing numpy work (64k
   elements a branch) under ``inter_op_threads=2`` against a plain
   ``ThreadPoolExecutor(2)`` doing the same work;
-- ``scale``: building, compiling and running chains of 1k..``--scale-max`` ops,
+- ``scale`` (``scaling.py``): building, compiling and running chains of 1k..``--scale-max`` ops,
   each size in a fresh process (per-node times, plan bytes per op, peak RSS).
   ``--scale-max 1000000`` takes a few minutes;
 - ``tensorflow`` (with the ``tensorflow`` extra; skipped without it): the
@@ -38,11 +38,9 @@ from __future__ import annotations
 import argparse
 import contextlib
 import functools
-import json
 import os
 import platform
 import statistics
-import subprocess
 import sys
 import tempfile
 import time
@@ -50,6 +48,7 @@ import time
 import numpy as np
 
 import pyfunc_debug as pfd
+import scaling  # beside this file
 
 BIG = (1000, 1000)
 ARRAY_CHAIN = 50          # ops of the chains on BIG arrays
@@ -88,12 +87,15 @@ def chain(n, kind="py_func", dtype=None, body=add_one, lib=pfd):
     return g, x, y
 
 
+CLOCK = time.perf_counter   # --cpu: time.process_time (all threads' CPU time)
+
+
 def best(fn, calls: int) -> float:
     times = []
     for _ in range(calls):
-        t0 = time.perf_counter()
+        t0 = CLOCK()
         fn()
-        times.append(time.perf_counter() - t0)
+        times.append(CLOCK() - t0)
     return min(times)
 
 
@@ -369,82 +371,8 @@ def case_scheduling(rounds: int, width: int = 1000, size: int = 65536) -> None:
     pool.shutdown()
 
 
-def _scale_child(n: int) -> dict:
-    import gc
-    g, x, y = chain(10)   # once-per-process costs (lazy imports, caches) not in the 1k figures
-    pfd.Session(graph=g).run(y, {x: np.float32(1.0)})
-    gc.collect()
-    t0 = time.perf_counter()
-    g, x, y = chain(n)
-    build = time.perf_counter() - t0
-    sess = pfd.Session(graph=g)
-    feed = {x: np.float32(1.0)}
-    gc.collect()
-    rss0 = _rss()
-    t0 = time.perf_counter()
-    plan = sess._plan_for(y, feed)
-    compile_s = time.perf_counter() - t0
-    gc.collect()
-    plan_bytes = _rss() - rss0
-    t0 = time.perf_counter()
-    sess.run(y, feed)
-    first = time.perf_counter() - t0
-    steady = best(lambda: sess.run(y, feed), 3)
-    assert plan is sess._plan_for(y, feed)
-    del plan
-    sess._plans.clear()
-    traced = 0
-    if n <= 100_000:  # the same compile again, its Python allocations counted
-        import tracemalloc
-        gc.collect()
-        tracemalloc.start()
-        before = tracemalloc.get_traced_memory()[0]
-        plan = sess._plan_for(y, feed)
-        traced = tracemalloc.get_traced_memory()[0] - before
-        tracemalloc.stop()
-    return {"n": n, "build": build / n, "compile": compile_s / n, "first_run": first / n,
-            "steady": steady / n, "plan_bytes": plan_bytes / n, "plan_traced": traced / n,
-            "peak_rss": _peak_rss()}
-
-
-def _peak_rss() -> int:
-    """This process's peak RSS (VmHWM; ``ru_maxrss`` would count the parent it forked from)."""
-    with open("/proc/self/status") as f:
-        for line in f:
-            if line.startswith("VmHWM:"):
-                return int(line.split()[1]) * 1024
-    return 0
-
-
-def _rss() -> int:
-    with open("/proc/self/statm") as f:
-        return int(f.read().split()[1]) * os.sysconf("SC_PAGE_SIZE")
-
-
 def case_scale(scale_max: int, rounds: int) -> None:
-    sizes = [s for s in SCALE_SIZES if s <= scale_max]
-    rows = {}
-    for n in sizes:
-        reps = [json.loads(subprocess.run(
-            [sys.executable, __file__, "--scale-child", str(n)], check=True,
-            capture_output=True, text=True).stdout)
-            for _ in range(SCALE_REPS if n < 1_000_000 else 1)]
-        rows[n] = {k: statistics.median(r[k] for r in reps) for k in reps[0]}
-        rows[n]["spread_build"] = (min(r["build"] for r in reps), max(r["build"] for r in reps))
-        rows[n]["reps"] = len(reps)
-    base = rows[sizes[0]]
-    print(f"\nscaling: chains of py_func, each size in a fresh process (ratio = per-op value / "
-          f"its value at {sizes[0]:,} ops; targets ≤1.3x for build and compile, ≤1 KiB plan/op)"
-          f"\n  plan B/op: RSS growth over the compile; traced: its Python allocations "
-          f"(tracemalloc, up to 100k ops); peak RSS of the whole process")
-    print(f"  {'ops':>9} {'reps':>4} {'build µs/node':>14} {'compile µs/op':>14} "
-          f"{'1st run µs/op':>14} {'steady µs/op':>13} {'plan B/op':>10} {'traced':>7} {'peak RSS':>9}")
-    for n, r in rows.items():
-        print(f"  {n:9,} {r['reps']:4} {r['build'] * 1e6:7.2f} ({r['build'] / base['build']:4.2f}x)"
-              f" {r['compile'] * 1e6:7.2f} ({r['compile'] / base['compile']:4.2f}x)"
-              f" {r['first_run'] * 1e6:7.2f} ({r['first_run'] / base['first_run']:4.2f}x)"
-              f" {r['steady'] * 1e6:6.2f} ({r['steady'] / base['steady']:4.2f}x)"
-              f" {r['plan_bytes']:10.0f} {r['plan_traced']:7.0f} {r['peak_rss'] / 2**20:7.0f} MiB")
+    scaling.case_scale([n for n in SCALE_SIZES if n <= scale_max], SCALE_REPS)
 
 
 def _tf_run(tf, g, x, y, value):
@@ -496,15 +424,18 @@ def main(argv=None) -> None:
     ap.add_argument("--scale-max", type=int, default=100_000)
     ap.add_argument("--width", type=int, default=1000, help="branches of the scheduling case")
     ap.add_argument("--size", type=int, default=65536, help="elements per numpy branch")
-    ap.add_argument("--scale-child", type=int, help=argparse.SUPPRESS)
     ap.add_argument("--tiny", action="store_true", help="tiny sizes: the smoke test's run")
+    ap.add_argument("--cpu", action="store_true",
+                    help="time by the process's CPU time, not the wall clock: steadier on a "
+                         "loaded machine (a preempted run is not charged), but blind to "
+                         "threads' overlap (meaningless for the parallel rows)")
     args = ap.parse_args(argv)
     if args.tiny:
         tiny()
-    if args.scale_child:
-        print(json.dumps(_scale_child(args.scale_child)))
-        return
-    print(f"machine: {machine()}; {args.rounds} rounds per case")
+    global CLOCK
+    CLOCK = time.process_time if args.cpu else time.perf_counter
+    print(f"machine: {machine()}; {args.rounds} rounds per case; clock: "
+          f"{'process CPU time' if args.cpu else 'wall (perf_counter)'}")
     with tempfile.TemporaryDirectory() as tmp:
         for name in args.only:
             if name == "tracing":
