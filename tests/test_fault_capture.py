@@ -189,3 +189,8 @@ def test_kill_minus_9_during_fault_capture_leaves_a_loadable_trace(tmp_path):
             "a captured call named a value file that was not complete"
         assert calls and set(functions) == {"nan_op"}
         assert all(c.inputs[0].shape == (4096,) for c in calls)
+
+
+def test_fault_capture_refuses_a_chrome_trace_path(tmp_path):
+    with pytest.raises(ValueError, match=r"capture='fault' keeps inputs beside a .jsonl trace"):
+        tf.trace(tmp_path / "t.json", capture="fault")

@@ -10,7 +10,7 @@ from __future__ import annotations
 import importlib
 import sys
 import traceback
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 import numpy as np
 
@@ -25,7 +25,6 @@ class Outcome:
 
     returned: object = None
     error: BaseException | None = None
-    notes: list = field(default_factory=list)
 
     @property
     def where(self):

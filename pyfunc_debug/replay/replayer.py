@@ -18,7 +18,7 @@ from .locate import ReplayError, find_function, source_changed
 __all__ = ["replay", "select", "list_calls", "ReplayError"]
 
 
-def _header(path) -> dict:
+def _load(path):
     from ..trace.jsonl import load_trace
     return load_trace(path)
 
@@ -29,7 +29,7 @@ def select(path, op=None, run=None, call=None):
     if not os.path.isfile(path):
         raise ReplayError(f"{path}: no such trace file")
     try:
-        events = _header(path)
+        events = _load(path)
         functions, calls = load_faults(path)
     except ValueError as e:
         raise ReplayError(str(e).splitlines()[0]) from None
@@ -50,11 +50,11 @@ def select(path, op=None, run=None, call=None):
                               (" (its calls ran clean)" if ran else " (no op of that name ran)")
                               + f"; captured: {names}")
     if run is not None:
+        runs = sorted({c["run_id"] for c in chosen})
         chosen = [c for c in chosen if c["run_id"] == run]
         if not chosen:
             raise ReplayError(f"no captured call{f' of op {op!r}' if op else ''} in run {run} "
-                              f"of {path}; runs with one: "
-                              f"{', '.join(str(r) for r in sorted({c['run_id'] for c in calls if op is None or c['op'] == op}))}")
+                              f"of {path}; runs with one: {', '.join(map(str, runs))}")
     k = 1 if call is None else call
     if not 1 <= k <= len(chosen):
         raise ReplayError(f"--call {k}: there {'is' if len(chosen) == 1 else 'are'} "
@@ -132,8 +132,9 @@ def replay(path, op=None, run=None, call=None, mode=None, out=None) -> int:
 
 
 def _short(value) -> str:
-    from ..trace.summary import summarize
     import numpy as np
+
+    from ..trace.summary import summarize
     try:
         return summarize(np.asarray(value), 0).short()
     except Exception:  # noqa: BLE001 - a framework tensor numpy cannot view: its repr

@@ -34,6 +34,9 @@ class Trace:
                              ".jsonl (pyfunc-debug trace)")
         if capture not in CAPTURES:
             raise ValueError(f"capture must be one of {CAPTURES}, not {capture!r}")
+        if capture == "fault" and path is not None and not str(path).endswith(".jsonl"):
+            raise ValueError(f"capture='fault' keeps inputs beside a .jsonl trace, not "
+                             f"{path!r}: record to OUT.jsonl (or in memory, then save it)")
         self.path = None if path is None else os.fspath(path)
         self.capture = capture
         self.capture_bytes = capture_bytes
@@ -139,5 +142,11 @@ class Trace:
 
 
 def trace(path=None, capture: str = "summary", capture_bytes: int = 1 << 20) -> Trace:
-    """``with pfd.trace("run.json") as tr:`` records every op run in the block."""
+    """``with pfd.trace("run.json") as tr:`` records every op run in the block.
+
+    ``capture``: "none", "summary" (value summaries), "full" (copies of values too,
+    up to ``capture_bytes`` each) or "fault" (summaries, plus the inputs of each
+    wrapped call that raised, returned a wrong count or dtype, made NaN/Inf or
+    carries a diagnostic: ``pyfunc-debug replay`` re-runs such a call).
+    """
     return Trace(path, capture, capture_bytes)
