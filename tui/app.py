@@ -41,7 +41,14 @@ __all__ = ["PfdApp", "exit_status"]
 
 BATCH = 20_000      # events applied per tick at most (keeps the UI responsive)
 QUIT_WAIT = 1.0     # seconds a run aborted from pdb gets to end before the app leaves
-TICK = 0.05
+# Seconds between applying queued events and redrawing: 5 times a second. Drawing holds
+# the GIL the program's threads need (at 20 a second it doubled a tf.data pipeline's
+# time); a pause, the run's end, a quit and an export apply everything at once.
+TICK = 0.2
+# While a run goes on, the inspector follows the selected op every this many ticks (once a
+# second): redrawing its values and tables costs more than the rest of the screen. Choosing
+# an op, a pause and the run's end show it at once.
+INSPECT_TICKS = 5
 
 
 class PfdApp(BreakpointActions, App):
@@ -89,6 +96,9 @@ class PfdApp(BreakpointActions, App):
         self._suspended = False      # while pdb owns the terminal, nothing may redraw
         self._deferred_pause = None
         self._ticker = None
+        self._ticks_since_shown = 0   # ticks since the inspector last showed the selected op
+        self._inspector_behind = False   # events came since it did
+        self._inspected = None           # the op it shows
         self._rate, self._rate_t, self._rate_n = None, time.perf_counter(), 0
         # ``link``: a remote process (pyfunc-debug attach); else a debugger in this one
         self.bridge = Bridge(self._post_pause, self._request_suspend, link, pdb_io,
@@ -149,6 +159,7 @@ class PfdApp(BreakpointActions, App):
                 if self.model.state in ("running", "paused", "idle"):
                     self.model.state = "finished"
         self._show_root_cause()
+        self._catch_up_inspector()
         self._update_status()
 
     def _post_pause(self, pause) -> None:
@@ -203,6 +214,7 @@ class PfdApp(BreakpointActions, App):
         self._quit_in_pdb()
         events = self.bridge.drain(BATCH)
         if not events:
+            self._catch_up_inspector()   # the events stopped: it shows their last state
             self._update_status()
             return
         model = self.model
@@ -226,8 +238,10 @@ class PfdApp(BreakpointActions, App):
         self._rate_n += len(events)
         if ended:
             self._show_root_cause()
-        if self.pause is None:
-            self._show_selected(ops.selected)
+        self._inspector_behind = True
+        self._ticks_since_shown += 1
+        if ended or self._ticks_since_shown >= INSPECT_TICKS or ops.selected != self._inspected:
+            self._catch_up_inspector()
         self._refresh_breakpoints()
         self._update_status()
 
@@ -264,7 +278,18 @@ class PfdApp(BreakpointActions, App):
             return ""
         return f"run {runs[0]}" if len(runs) == 1 else f"runs {runs[0]}–{runs[-1]}"
 
+    def _catch_up_inspector(self) -> None:
+        """Show the selected op's latest state, if events came since the inspector did
+        (a pause shows its own op: it is not replaced)."""
+        if self._inspector_behind and self.pause is None:
+            self._show_selected(self.query_one(OpList).selected)
+
+    def _inspect_next_tick(self) -> None:
+        """A pause ended: the next tick shows the selected op as it is now."""
+        self._inspector_behind, self._ticks_since_shown = True, INSPECT_TICKS
+
     def _show_selected(self, name) -> None:
+        self._ticks_since_shown, self._inspector_behind, self._inspected = 0, False, name
         row = self.model.rows.get(name) if name else None
         pause = self.pause
         if pause is not None and name not in (pause.op_name, pause.parent):
@@ -326,6 +351,7 @@ class PfdApp(BreakpointActions, App):
         self.model.unpause()
         self.bridge.answer(action)
         self.query_one(OpList).sync()
+        self._inspect_next_tick()
         self._update_status()
 
     def action_resume(self, action: str) -> None:
@@ -367,6 +393,7 @@ class PfdApp(BreakpointActions, App):
                 bridge.app_suspended.set()
                 self.pause = None
                 self.message = ""
+                self._inspect_next_tick()
                 bridge.answer(action)
                 while not await asyncio.to_thread(bridge.pdb_done.wait, 0.5):
                     if self.worker_thread is not None and not self.worker_thread.is_alive():

@@ -89,6 +89,7 @@ class Inspector(VerticalScroll, can_focus=True):
         self._from_run = None
         self._reason = ""
         self._shown = None          # the op on show: another one starts at the top
+        self._parts: dict = {}      # what each Static part shows now
 
     def compose(self) -> ComposeResult:
         yield Static("Select an op.", id="insp-header")
@@ -108,28 +109,36 @@ class Inspector(VerticalScroll, can_focus=True):
         if row is None:
             self._clear()
             return
-        self.query_one("#insp-header", Static).update(self._header(row, pause, relative,
-                                                                   timings))
-        self.query_one("#insp-summaries", Static).update(self._summaries(row, pause))
+        self._set("#insp-header", self._header(row, pause, relative, timings))
+        self._set("#insp-summaries", self._summaries(row, pause))
         # a pause holds its own call's error (another call of the op may have failed since)
         error = error_text(pause.error) if pause is not None and pause.error is not None \
             else row.error
-        self.query_one("#insp-error", Static).update(_error(error, row.children[-12:]))
-        self._values, self._from_run = _labelled(values), from_run
-        self._reason = no_values_reason(row, live)
-        self._value_index = 0
-        self._show_value()
+        self._set("#insp-error", _error(error, row.children[-12:]))
+        labelled, reason = _labelled(values), no_values_reason(row, live)
+        if self._shown != row.name or not _same_values(labelled, self._values) \
+                or (from_run, reason) != (self._from_run, self._reason):
+            self._values, self._from_run, self._reason = labelled, from_run, reason
+            self._value_index = 0
+            self._show_value()
         if self._shown != row.name:     # the root cause is at the top: start there
             self._shown = row.name
             self.scroll_home(animate=False)
+
+    def _set(self, part: str, content) -> None:
+        """Update one part when its content changed: the app shows the selected op again
+        at every tick while a run goes on, and each redraw holds the GIL the run needs."""
+        if self._parts.get(part, _UNSET) != content:
+            self._parts[part] = content
+            self.query_one(part, Static).update(content)
 
     def _clear(self) -> None:
         """Nothing selected: nothing of the op shown before may stay."""
         self._shown = None
         self._values, self._reason = [], ""
-        self.query_one("#insp-header", Static).update("Select an op.")
+        self._set("#insp-header", "Select an op.")
         for part in ("#insp-summaries", "#insp-error", "#insp-caption"):
-            self.query_one(part, Static).update("")
+            self._set(part, "")
         self.query_one("#insp-grid", DataTable).clear(columns=True)
         spark = self.query_one("#insp-spark", Sparkline)
         spark.data = []
@@ -190,10 +199,9 @@ class Inspector(VerticalScroll, can_focus=True):
     def _show_value(self) -> None:
         grid = self.query_one("#insp-grid", DataTable)
         spark = self.query_one("#insp-spark", Sparkline)
-        caption = self.query_one("#insp-caption", Static)
         grid.clear(columns=True)
         if not self._values:
-            caption.update(f"({self._reason})" if self._reason else "")
+            self._set("#insp-caption", f"({self._reason})" if self._reason else "")
             spark.data = []
             spark.display = False
             return
@@ -203,7 +211,7 @@ class Inspector(VerticalScroll, can_focus=True):
         stale = "" if self._from_run is None else \
             " — from an earlier call of this run, not this one" if self._from_run == -1 else \
             f" — from run {self._from_run}, not this run"
-        caption.update(f"{label}: {cap}{stale}{more}")
+        self._set("#insp-caption", f"{label}: {cap}{stale}{more}")
         grid.add_columns(*cols)
         grid.add_rows(rows)
         spark.data = _spark(value)
@@ -295,6 +303,15 @@ def _labelled(values: Values | None) -> list:
         else:
             out.append((f"input {i}", v))
     return out
+
+
+_UNSET = object()
+
+
+def _same_values(a: list, b: list) -> bool:
+    """The same (label, value) pairs, values the very same objects: the grid and
+    sparkline on show are still right."""
+    return len(a) == len(b) and all(x[0] == y[0] and x[1] is y[1] for x, y in zip(a, b))
 
 
 def _as_list(returned) -> list:

@@ -9,6 +9,8 @@ __all__ = ["StatusBar"]
 class StatusBar(Static):
     """One line of display state, set by the app."""
 
+    _text = None
+
     def show(self, state: str, run: int, done: int, total: int, events: int,
              rate: float | None, message: str = "", warnings: int = 0, extra: int = 0,
              warnings_from: str = "") -> None:
@@ -24,4 +26,7 @@ class StatusBar(Static):
             parts.append(f"{rate:,.0f} ev/s")
         if message:
             parts.append(message)
-        self.update("  │  ".join(parts))
+        text = "  │  ".join(parts)
+        if text != self._text:   # an unchanged line is not drawn again
+            self._text = text
+            self.update(text, layout=False)   # one line high, always (app.tcss)

@@ -1,0 +1,157 @@
+"""The UI is light on a running program (issue 24): the program's threads never wait for
+the UI unless paused, the screen catches up with every event, and a tick draws only what
+changed (the inspector follows a running op every few ticks, a pause or the run's end at
+once)."""
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import threading
+import time
+
+import numpy as np
+import pytest
+
+import pyfunc_debug as pfd
+from pyfunc_debug import events as ev
+from pyfunc_debug.tui import app as app_module
+from pyfunc_debug.tui.app import PfdApp
+from pyfunc_debug.tui.widgets.event_log import EventLog
+from pyfunc_debug.tui.widgets.inspector import Inspector
+from pyfunc_debug.tui.widgets.status_bar import StatusBar
+
+pytest.importorskip("textual")
+from textual.widgets import Static  # noqa: E402
+
+SIZE = (120, 40)
+CHAIN, RUNS = 8, 40
+STALL = 60.0   # a worker that needs the stalled UI never finishes: this only ends the test
+
+
+def _chain(n: int):
+    g = pfd.Graph()
+    with g.as_default():
+        x = pfd.compat.v1.placeholder(pfd.float32, name="x")
+        y = x
+        for i in range(n):
+            y = pfd.numpy_function(lambda v: v + np.float32(1), [y], pfd.float32,
+                                   name=f"step{i}")
+    return g, x, y
+
+
+async def _until(pilot, cond, what: str, deadline: float = 30.0) -> None:
+    end = time.monotonic() + deadline
+    while not cond():
+        assert time.monotonic() < end, f"timed out waiting for {what}"
+        await pilot.pause(0.05)
+
+
+@pytest.mark.asyncio
+async def test_the_program_runs_on_while_the_ui_is_stalled_and_the_screen_catches_up():
+    """The UI's event loop is blocked while the program runs all its ops (and prints): had
+    any event, print or status gone through the UI thread, the program would wait for
+    it and never finish. Then every event is on screen: counts, op list, log, status."""
+    g, x, y = _chain(CHAIN)
+    finished = threading.Event()
+    results = []
+
+    def target():
+        with pfd.Session(graph=g) as sess:
+            for i in range(RUNS):
+                results.append(float(sess.run(y, {x: np.float32(i)})))
+                print(f"run {i} done")
+        finished.set()
+        return 0
+
+    seen = []
+    sub = ev.subscribe(seen.append)
+    # the UI's defaults: a breakpoint on error (which never fires here)
+    app = PfdApp(target, suspend=contextlib.nullcontext, show_timings=False)
+    try:
+        async with app.run_test(size=SIZE) as pilot:
+            # the worker starts as the app mounts; from here the UI's loop is blocked
+            ran_alone = finished.wait(STALL)
+            assert ran_alone, "the program waited for the stalled UI"
+            assert results == [float(i + CHAIN) for i in range(RUNS)]
+            await _until(pilot, lambda: app.target_done and not app.bridge.events,
+                         "the UI to catch up")
+            await pilot.pause(0.1)
+            n = RUNS * (2 + 2 * CHAIN)          # RunStart, RunEnd, each op's start and end
+            assert len(app.bridge.recorded) == app.model.events == n
+            assert sum(type(e) in (ev.RunStart, ev.OpStart, ev.OpEnd, ev.RunEnd)
+                       for e in seen) == n
+            status = str(app.query_one(StatusBar).render())
+            assert "FINISHED" in status and f"run {RUNS}" in status
+            assert f"ops {CHAIN}/{CHAIN}" in status and f"events {n:,}" in status
+            lines = list(app.query_one(EventLog).lines)
+            assert f"  [stdout] run {RUNS - 1} done" in lines
+            assert [line for line in lines if "[stdout]" in line] == \
+                [f"  [stdout] run {i} done" for i in range(RUNS)]
+            assert all(app.model.rows[f"step{i}"].status == "done" for i in range(CHAIN))
+            app.stop_ticking()
+    finally:
+        sub.close()
+    await asyncio.to_thread(app.worker_thread.join, 10)
+
+
+def _recorded(runs: int, chain: int) -> list:
+    g, x, y = _chain(chain)
+    with pfd.trace() as tr, pfd.Session(graph=g) as sess:
+        for i in range(runs):
+            sess.run(y, {x: np.float32(i)})
+    return tr.events
+
+
+@pytest.mark.asyncio
+async def test_a_tick_draws_only_what_changed_and_the_inspector_follows_every_few_ticks(
+        monkeypatch):
+    """Events fed by hand, one op's call per tick: the op list, log and status follow each
+    tick; the inspector shows the selected op every ``INSPECT_TICKS`` ticks and at the
+    run's end; a tick with nothing new updates no widget."""
+    events = _recorded(1, 12)
+    start, ops, end = events[0], events[1:-1], events[-1]
+    assert type(start) is ev.RunStart and type(end) is ev.RunEnd
+    app = PfdApp(None, break_on=(), suspend=contextlib.nullcontext, show_timings=False)
+    async with app.run_test(size=SIZE) as pilot:
+        app._ticker.pause()          # ticks by hand from here
+        put = app.bridge._on_event
+        put(start)
+        put(ops[0])
+        put(ops[1])
+        app.tick()
+        await pilot.pause()          # the op list's first row is selected and shown
+        assert app.query_one("#ops").selected == "step0"
+
+        shown = []
+        real_show = Inspector.show
+        monkeypatch.setattr(Inspector, "show",
+                            lambda self, row, *a, **k: (shown.append(row and row.name),
+                                                        real_show(self, row, *a, **k)))
+        updates = []
+        real_update = Static.update
+        monkeypatch.setattr(Static, "update",
+                            lambda self, *a, **k: (updates.append(self.id),
+                                                   real_update(self, *a, **k)))
+        per_tick = []
+        for i in range(2, len(ops), 2):     # one op's start and end a tick
+            put(ops[i])
+            put(ops[i + 1])
+            app.tick()
+            per_tick.append(len(shown))
+            assert app.model.ops_done == i // 2 + 1
+            assert f"ops {i // 2 + 1}/" in str(app.query_one(StatusBar).render())
+            assert app.query_one(EventLog).lines[-1] == app.model.line(ops[i + 1], False)
+        every = app_module.INSPECT_TICKS
+        assert per_tick == [(k + 1) // every for k in range(len(per_tick))]
+        put(end)
+        app.tick()                            # the run's end: shown at once
+        assert len(shown) == per_tick[-1] + 1
+        assert "FINISHED" in str(app.query_one(StatusBar).render())
+
+        await pilot.pause()
+        shown.clear()
+        updates.clear()
+        for _ in range(3):                    # nothing new: nothing drawn
+            app.tick()
+        assert shown == [] and updates == []
+        app.stop_ticking()
