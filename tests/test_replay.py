@@ -129,3 +129,20 @@ def test_run_records_faulty_calls_for_replay_too(recorded, tmp_path):
     assert [ln.split()[4] for ln in r.stdout.splitlines()] == ["'shift'", "'lookup'"]
     r = _cli(["run", "--capture", "fault", "prog.py"], recorded)
     assert r.returncode == 2 and "--capture fault needs -o OUT.jsonl" in r.stderr
+
+
+def test_a_wrong_dtype_call_replays_in_process_as_still_faulty(tmp_path, capsys):
+    import numpy as np
+
+    import pyfunc_debug as tf
+    from pyfunc_debug.replay import replay
+    from test_fault_capture import _graph, wrong_dtype
+    g, x, done, v = _graph(wrong_dtype, "wrong_dtype", np.arange(3, dtype=np.float32))
+    with tf.trace(tmp_path / "d.jsonl", capture="fault"), tf.compat.v1.Session(graph=g) as s:
+        with pytest.raises(tf.errors.OpError):
+            s.run(done, {x: v})
+    assert replay(tmp_path / "d.jsonl") == 1
+    out = capsys.readouterr().out
+    assert "replaying op 'wrong_dtype' (PyFunc) of run 1: test_fault_capture:wrong_dtype" in out
+    assert "still faulty: the result fails the op's output check (0-th value returned by " \
+           "wrong_dtype is float64, but expects float32)" in out

@@ -111,7 +111,9 @@ def side_by_side(recorded, now, record=None) -> list:
         return ["(the trace holds no result for this call: recorded up to a kill?)"]
     if type(recorded) is ev.OpError and type(now) is ev.OpError:
         at = ""
-        if record is not None and record.get("error_file"):
+        ours = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+        if record is not None and record.get("error_file") and \
+                not os.path.abspath(record["error_file"]).startswith(ours + os.sep):
             at = f" (at {os.path.basename(record['error_file'])}:{record.get('error_line')})"
         return [f"  A  failed: {_gist(recorded.message)}{at}", f"  B  failed: {_gist(now.message)}"]
     lines = []
