@@ -42,7 +42,11 @@ from .warned import calling
 __all__ = ["run_debugged"]
 
 _now = time.perf_counter_ns
-BLOCK = 64  # unwatched steps run in blocks this long, so interrupt() takes effect soon
+_clock = time.perf_counter
+# unwatched steps run in blocks, so interrupt() takes effect soon: a block starts this long
+# and doubles while blocks take under BLOCK_SECONDS (cheap ops: the loop's own cost per
+# block is amortised), halves while they take over 10x that (slow ops: a pause comes soon)
+BLOCK, BLOCK_MAX, BLOCK_SECONDS = 64, 4096, 0.002
 
 
 def run_debugged(plan, vals, ctx, pool, dbgs, span: bool = True) -> None:
@@ -163,26 +167,32 @@ def _constant(plan, tensor):
 def _run_sequential(plan, vals, ctx, dbgs, observed, watched, state, shared) -> None:
     """Unwatched stretches run as one block on the fast (or observed) loop."""
     n = len(plan.steps)
-    i = 0
+    i, block = 0, BLOCK
     while i < n:
         if i in watched() or any(d.stepping for d in dbgs):
             _attend(plan, i, vals, ctx, dbgs, observed, True, shared)
             i += 1
             continue
         k = bisect.bisect_right(state[2], i)
-        j = min(state[2][k] if k < len(state[2]) else n, i + BLOCK)
+        j = min(state[2][k] if k < len(state[2]) else n, i + block)
         k = bisect.bisect_left(state[4], i)
+        t0 = _clock()
         if k < len(state[4]) and state[4][k] < j:  # pre-filtered steps in the stretch
             i, attend = run_filtered(plan, i, j, vals, ctx, state[5], dbgs, observed)
             if attend:
                 _attend(plan, i, vals, ctx, dbgs, observed, True, shared)
                 i += 1
-            continue
-        if observed:
-            run_steps_observed(main_items(plan, range(i, j)), vals, ctx)
         else:
-            run_steps(plan.fast_steps[i:j], vals, ctx)
-        i = j
+            if observed:
+                run_steps_observed(main_items(plan, range(i, j)), vals, ctx)
+            else:
+                run_steps(plan.fast_steps[i:j], vals, ctx)
+            i = j
+        took = _clock() - t0
+        if took < BLOCK_SECONDS:
+            block = min(2 * block, BLOCK_MAX)
+        elif took > 10 * BLOCK_SECONDS and block > 1:
+            block //= 2
 
 
 def _merged_filters(dbgs, plan, watched) -> dict:
