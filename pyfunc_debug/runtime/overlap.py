@@ -1,7 +1,8 @@
 """The fast path for runs that may need a second thread: inline first, spread on demand.
 
-The calling thread runs the plan in order, as a chain runs (cheap ops in
-batches through the plain loop), so parallel structure costs nothing
+The calling thread runs the plan in order, as a chain runs (one flat loop that
+marks each wrapped function while it runs, ``loop.run_watched``; the steps after
+the last one through the plain loop), so parallel structure costs nothing
 (SPEC 2b). A wrapped function may block (TF#16: a get waiting for its put) or
 run long; the watchdog (``workers.WATCHDOG``) notices a wrapped function that
 has not returned after a short while, claims it, and hands the steps after it
