@@ -7,7 +7,8 @@ trace) recorded in memory and to a ``.jsonl`` file, each with
 ``capture="summary"`` as the baseline of the same round (alternating, best of
 a few calls, median over ``--rounds``). Every call in these runs is clean, the
 case fault capture must make cheap; a last row shows one faulty call (a NaN
-made at the chain's end) per run, whose inputs are then written.
+made at the chain's end) per run, whose inputs are then written. A last case
+times framework callbacks (64 float32) through the TF/JAX adapters' wrapper.
 
 On a loaded machine the time ratios swing by ±30%; ``--instructions`` counts
 the instructions per op of the two clean-chain rows under valgrind's callgrind
@@ -49,6 +50,25 @@ def _nan_at_end(n):
     return g, x, y
 
 
+def _callbacks(calls: int, capture: str):
+    """``calls`` calls of a framework callback ``x + 1`` (64 float32) through the adapters'
+    wrapper (``CallbackRun.call``, as ``--tf``/``--jax`` run them), recorded in memory."""
+    from pyfunc_debug.debug.external import ExternalOp
+    from pyfunc_debug.external_calls import CallbackRun
+    run, op = CallbackRun("bench"), ExternalOp("inc", "PyFunc")
+    x = np.random.default_rng(0).random(64, dtype=np.float32)
+
+    def inc(v):
+        return v + np.float32(1)
+
+    def fn():
+        with pfd.trace(capture=capture):
+            for _ in range(calls):
+                run.call(op, inc, (x,))
+            run.end()
+    return fn
+
+
 def cases(ops: int, tmp: str) -> list:
     """(title, baseline, {case: fn}, target) rows."""
     run = session_run(*chain(ops), np.float32(1.0))
@@ -63,6 +83,9 @@ def cases(ops: int, tmp: str) -> list:
          _traced(faulty, path=path, capture="summary"),
          {"trace('x.jsonl', capture='fault'), 1 fault/run": _traced(faulty, path=path,
                                                                      capture="fault")}, None),
+        ("a TF/JAX callback through the adapters' wrapper, in memory (per call)",
+         _callbacks(ops * RUNS, "summary"),
+         {"trace(capture='fault'), callbacks": _callbacks(ops * RUNS, "fault")}, 1.1),
     ]
 
 
@@ -121,8 +144,9 @@ def main(argv=None) -> None:
     with tempfile.TemporaryDirectory() as tmp:
         for title, base, rows, target in cases(args.ops, tmp):
             goal = {k: target for k in rows} if target else None
-            show(f"scalar chain of {args.ops} py_func, {RUNS} runs per trace, {title} "
-                 f"(base = capture='summary')", ratios(base, rows, args.rounds, args.calls),
+            what = (title if title.startswith("a TF/JAX") else
+                     f"scalar chain of {args.ops} py_func, {RUNS} runs per trace, {title}")
+            show(f"{what} (base = capture='summary')", ratios(base, rows, args.rounds, args.calls),
                  args.ops * RUNS, goal)
 
 

@@ -15,7 +15,7 @@ def test_the_fault_capture_benchmark_runs(capsys):
         sys.path.remove(BENCHMARKS)
     fault_capture.main(["--rounds", "1", "--ops", "20", "--calls", "1"])
     out = capsys.readouterr().out
-    assert out.count("base = capture='summary'") == 3
+    assert out.count("base = capture='summary'") == 4
     for row in ("trace(capture='fault')", "trace('x.jsonl', capture='fault')",
-                "1 fault/run"):
+                "1 fault/run", "trace(capture='fault'), callbacks"):
         assert row in out
