@@ -94,3 +94,22 @@ def test_post_mortem_says_when_a_second_call_returns_something_else():
     _, _, text = _fail_at(drifting, np.array([1.0], np.float32), ["post_mortem"], "c\n")
     assert len(calls) == 2
     assert "returned something else" in text and "no frame to show" in text, text
+
+
+def test_post_mortem_after_a_py_function_returned_something_unusable_opens_at_its_frame():
+    def label(v):
+        doubled = v * 2
+        return "not a number"        # the fault: Tout says float32
+    g = pfd.Graph()
+    with g.as_default():
+        x = pfd.compat.v1.placeholder(pfd.float32, name="x")
+        y = pfd.py_function(label, [x], pfd.float32, name="label")
+    runner, out = scripted_pdb("p doubled\nc\n")
+    dbg = Debugger(on_pause=Script(["post_mortem"]), pdb_runner=runner)
+    dbg.break_on(on_error=True)
+    with dbg, pfd.Session(graph=g) as sess:
+        with pytest.raises(pfd.errors.InvalidArgumentError):
+            sess.run(y, {x: np.array([1.0, 2.0], np.float32)})
+    text = out.getvalue()
+    assert "calling label() again" in text and "what it returned is __return__" in text, text
+    assert "[2., 4.]" in text                             # p doubled: a local of label

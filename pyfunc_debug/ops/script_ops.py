@@ -206,7 +206,11 @@ def call_eagerly(func, ins, touts, token, want_tape):
             raise
         except Exception as e:
             raise map_exception(e) from e
-        outs = convert_eager_results(ret, touts, token)
+        try:
+            outs = convert_eager_results(ret, touts, token)
+        except OpError as e:
+            e.returned = ret   # what the function gave back: the debugger shows it
+            raise
     return outs, tape
 
 
