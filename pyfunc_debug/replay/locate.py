@@ -3,8 +3,9 @@
 Importing the user's module runs its top-level code: that is why only
 ``pyfunc-debug replay`` (an explicit act) does it, never ``load_trace`` or ``view``.
 A function recorded from a script run as ``__main__`` (``pyfunc-debug run
-script.py``) is found by loading the script's file under another module name,
-so its ``if __name__ == "__main__":`` block does not run; one run with ``-m``
+script.py``) is found by loading only the script's definitions under another
+module name (``script_defs``): the program its top level is, and its
+``if __name__ == "__main__":`` block, do not run again; one run with ``-m``
 is imported by its real module name.
 """
 from __future__ import annotations
@@ -15,6 +16,7 @@ import os
 import sys
 
 from ..trace.faults import source_hash
+from .script_defs import load_definitions
 
 __all__ = ["ReplayError", "find_function", "source_changed", "MAIN_NAME"]
 
@@ -68,7 +70,7 @@ def _import(module: str, info: dict):
         if not file or not os.path.isfile(file):
             raise ReplayError(f"the recorded script {file!r} is not there any more: replay "
                               "needs the program's source")
-        return _load_script(file)
+        return _load_script(file, info.get("qualname") or "")
     return _import_named(module, file)
 
 
@@ -97,22 +99,21 @@ def _package_root(module: str, file):
     return folder
 
 
-def _load_script(file: str):
-    """The script at ``file`` as module ``MAIN_NAME`` (its main block skipped)."""
+def _load_script(file: str, qualname: str):
+    """The definitions of the script at ``file`` as module ``MAIN_NAME``; says on stderr
+    which of its top-level lines did not run."""
     loaded = sys.modules.get(MAIN_NAME)
     if loaded is not None and getattr(loaded, "__file__", None) == file:
         return loaded
     folder = os.path.dirname(os.path.abspath(file))
     if folder not in sys.path:
         sys.path.insert(0, folder)   # as ``python script.py`` would: its siblings import
-    spec = importlib.util.spec_from_file_location(MAIN_NAME, file)
-    mod = importlib.util.module_from_spec(spec)
-    sys.modules[MAIN_NAME] = mod
-    try:
-        spec.loader.exec_module(mod)
-    except BaseException:
-        sys.modules.pop(MAIN_NAME, None)
-        raise
+    mod, skipped = load_definitions(file, qualname, MAIN_NAME)
+    if skipped:
+        lines = ", ".join(map(str, skipped[:6])) + (", …" if len(skipped) > 6 else "")
+        print(f"replay: loaded the definitions {qualname} needs from "
+              f"{os.path.basename(file)}; its other top-level code did not run "
+              f"(line{'s' if len(skipped) > 1 else ''} {lines})", file=sys.stderr)
     return mod
 
 
