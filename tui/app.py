@@ -352,6 +352,8 @@ class PfdApp(BreakpointActions, App):
         self.bridge.answer(action)
         self.query_one(OpList).sync()
         self._inspect_next_tick()
+        # the rate of the second the pause held is not the run's: a new one from now
+        self._rate, self._rate_t, self._rate_n = None, time.perf_counter(), 0
         self._update_status()
 
     def action_resume(self, action: str) -> None:
