@@ -256,6 +256,21 @@ def summarize(value, capture_bytes: int = 0, sample_out: list | None = None) -> 
                 return found
         if size <= _SMALL:   # argmin/argmax (NaN counts as least and greatest): C methods
             lo, hi = float(flat.item(flat.argmin())), float(flat.item(flat.argmax()))
+            ones = _SMALL_ONES.get(dt)
+            if ones is not None and lo - lo == 0.0 and hi - hi == 0.0 and (
+                    size * max(hi, -lo) < 1e37):
+                # the callbacks' common case, inline: finite floats whose BLAS dot cannot
+                # overflow, the preview formatted in one operation
+                if arr.ndim == 0:
+                    preview = str(lo)[:80]
+                elif size > PREVIEW_ITEMS:
+                    preview = ("[" + _FLOAT_FORMATS[PREVIEW_ITEMS]
+                               % tuple(flat[:PREVIEW_ITEMS].tolist()) + ", …]")[:80]
+                else:
+                    preview = "[" + _FLOAT_FORMATS[size] % tuple(flat.tolist()) + "]"
+                return _new(ValueSummary, (arr.shape, _NAMES[dt], size, lo, hi,
+                                           float(flat.dot(ones[:size])) / size, 0, 0, preview,
+                                           False, kept))
         else:
             lo, hi = float(_min(flat)), float(_max(flat))
         if lo - lo == 0.0 and hi - hi == 0.0:   # no NaN/Inf
