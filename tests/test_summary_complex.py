@@ -101,3 +101,15 @@ def test_ml_dtypes_floats_are_summarised_with_their_nans():
     assert s.preview == "[1, 2, nan, inf]"
     s = summarize(ml_dtypes.bfloat16(1.5))
     assert (s.shape, s.dtype, s.mean) == ((), "bfloat16", 1.5)
+
+
+@pytest.mark.parametrize("values", [
+    np.arange(64, dtype=np.float32) * np.float32(0.37) - 5, np.array([2.5], np.float64),
+    np.array(0.1, np.float32), np.linspace(-1e-5, 1e3, 6), np.ones((4, 4), np.float64),
+    np.arange(1024, dtype=np.float32) * np.float32(3e33),   # its dot could overflow: general
+])
+def test_the_small_float_fast_path_agrees_with_the_general_one(values):
+    """Byte-swapped copies take the general path (their dtype is not native)."""
+    fast, general = summarize(values), summarize(values.astype(values.dtype.newbyteorder()))
+    assert fast[:5] == general[:5] and fast[6:10] == general[6:10]
+    assert fast.mean == pytest.approx(general.mean, rel=1e-6)
