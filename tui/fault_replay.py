@@ -16,7 +16,7 @@ import sys
 from pyfunc_debug import events as ev
 from pyfunc_debug.trace.faults import load_faults
 
-__all__ = ["CapturedCalls", "replay_under_pdb", "rerun"]
+__all__ = ["CapturedCalls", "captured_note", "replay_under_pdb", "rerun"]
 
 
 class CapturedCalls:
@@ -72,6 +72,16 @@ def _calls(app) -> CapturedCalls:
     if calls is None:
         calls = app._pfd_captured = CapturedCalls(app.path)
     return calls
+
+
+def captured_note(app, op: str) -> str:
+    """What the inspector says of ``op`` when the trace captured a faulty call of it in the
+    run at the cursor (its values are in the trace's fault files, not in its events)."""
+    run_id = _target(app)[1]
+    if not any(c["op"] == op and c["run_id"] == run_id for c in _calls(app).calls):
+        return ""
+    return ("this faulty call's inputs were captured: s replays it under pdb, r re-runs it "
+            "with the current source")
 
 
 def replay_under_pdb(app) -> None:

@@ -63,6 +63,8 @@ class ReplayApp(App):
         self._run_starts = [i for i, e in enumerate(self.events) if type(e) is ev.RunStart]
         self._hits = [i for i, e in enumerate(self.events) if type(e) is ev.BreakpointHit]
         self.position = len(self.events) if position is None else position
+        self._opened_at_end = position is None
+        self._problem_index = None
         self.model = RunModel()
 
     def compose(self) -> ComposeResult:
@@ -78,6 +80,9 @@ class ReplayApp(App):
         self._goto(self.position)
         if self.note:
             self.notify(self.note, timeout=10)
+        earlier = self._earlier_problem_note() if self._opened_at_end else ""
+        if earlier:
+            self.notify(earlier, timeout=15)
 
     # -- moving the cursor ---------------------------------------------------------------
     def _goto(self, position: int) -> None:
@@ -128,8 +133,10 @@ class ReplayApp(App):
                     break
                 if type(e) is ev.RunStart:
                     break
+        reason = fault_replay.captured_note(self, name) if row is not None and values is None \
+            else ""
         self.query_one(Inspector).show(row, values, None, relative_source, self.show_timings,
-                                       live=False)
+                                       live=False, reason=reason)
 
     def _lines(self, start: int, end: int) -> list[str]:
         """Log lines of events ``start:end``; a failed run's end says the user's exception
@@ -169,9 +176,34 @@ class ReplayApp(App):
     def action_rerun(self) -> None:
         fault_replay.rerun(self)
 
+    def _problems(self) -> list:
+        """Indices of the events a user looks for first: op errors, pauses, warnings."""
+        if self._problem_index is None:
+            kinds = (ev.OpError, ev.BreakpointHit, ev.Warning)
+            self._problem_index = [i for i, e in enumerate(self.events)
+                                   if type(e) in kinds and getattr(e, "parent", None) is None]
+        return self._problem_index
+
+    def _earlier_problem_note(self) -> str:
+        """Opened at the end: name the first problem when the last run shows none of it."""
+        found = self._problems()
+        last_run = self._run_starts[-1] if self._run_starts else 0
+        if not found or found[-1] >= last_run:
+            return ""
+        e = self.events[found[0]]
+        what = {ev.OpError: "an error", ev.BreakpointHit: "a pause",
+                ev.Warning: f"a {getattr(e, 'kind', '') or 'warning'} warning"}[type(e)]
+        more = f" (and {len(found) - 1} more)" if len(found) > 1 else ""
+        return (f"run {e.run_id} had {what} at op '{e.op}'{more}: e goes to it "
+                f"(the last run had none)")
+
     def action_next_problem(self) -> None:
-        for i in range(self.position, len(self.events)):
-            if type(self.events[i]) in (ev.OpError, ev.BreakpointHit, ev.Warning):
-                self._goto(i + 1)
-                return
-        self.notify("No error, pause or warning after the cursor.")
+        found = self._problems()
+        k = bisect.bisect_left(found, self.position)
+        if k < len(found):
+            self._goto(found[k] + 1)
+        elif found:
+            self._goto(found[0] + 1)
+            self.notify("No error, pause or warning after the cursor: back to the first one.")
+        else:
+            self.notify("No error, pause or warning in this trace.")

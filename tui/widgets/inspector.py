@@ -103,7 +103,7 @@ class Inspector(VerticalScroll, can_focus=True):
 
     def show(self, row: OpRow | None, values: Values | None = None, pause=None,
              relative=lambda p: p, timings: bool = True, from_run: int | None = None,
-             live: bool = True) -> None:
+             live: bool = True, reason: str = "") -> None:
         """Show ``row``; ``values`` when known; ``from_run``: they are an earlier run's
         (``-1``: an earlier call of this run); ``live``: the running app (else ``view``)."""
         if row is None:
@@ -115,7 +115,7 @@ class Inspector(VerticalScroll, can_focus=True):
         error = error_text(pause.error) if pause is not None and pause.error is not None \
             else row.error
         self._set("#insp-error", _error(error, row.children[-12:]))
-        labelled, reason = _labelled(values), no_values_reason(row, live)
+        labelled, reason = _labelled(values), reason or no_values_reason(row, live)
         if self._shown != row.name or not _same_values(labelled, self._values) \
                 or (from_run, reason) != (self._from_run, self._reason):
             self._values, self._from_run, self._reason = labelled, from_run, reason
