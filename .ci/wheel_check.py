@@ -49,9 +49,12 @@ import pyfunc_debug as tf
 def test_passes():
     assert 1 + 1 == 2
 
+def divide(v):
+    return np.float32(v) + {}[1]
+
 def test_fails_in_an_op():
     x = tf.compat.v1.placeholder(tf.float32)
-    y = tf.compat.v1.py_func(lambda v: np.float32(v) / 0 + {}[1], [x], tf.float32, name="div")
+    y = tf.compat.v1.py_func(divide, [x], tf.float32, name="div")
     with tf.compat.v1.Session() as sess:
         sess.run(y, {x: 1.0})
 """
@@ -146,8 +149,15 @@ def plugin(work) -> None:
         os.path.join(project, "traces")) else []
     check(r.returncode == 1 and "1 failed, 1 passed" in r.stdout, "pytest --pfd-trace runs",
           r.stdout + r.stderr)
-    check(len(written) == 1 and written[0].endswith(".jsonl") and "fails_in_an_op" in written[0],
+    traces = [w for w in written if w.endswith(".jsonl") and not w.endswith(".faults.jsonl")]
+    check(len(traces) == 1 and "fails_in_an_op" in traces[0],
           f"a failing test's trace is written: {written}")
+    command = f"pyfunc-debug replay {os.path.join('traces', traces[0])} --pdb"
+    check(command in r.stdout, "the failure report prints the replay command", r.stdout)
+    r = sh(os.path.join(BIN, "pyfunc-debug"), "replay", os.path.join("traces", traces[0]),
+           cwd=project)
+    check(r.returncode == 1 and "reproduced: KeyError" in r.stdout,
+          "pyfunc-debug replay re-raises the failing test's call", r.stdout + r.stderr)
 
 
 def pty_run(work) -> None:
