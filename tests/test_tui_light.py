@@ -155,3 +155,29 @@ async def test_a_tick_draws_only_what_changed_and_the_inspector_follows_every_fe
             app.tick()
         assert shown == [] and updates == []
         app.stop_ticking()
+
+
+@pytest.mark.asyncio
+async def test_between_full_updates_the_inspector_header_never_contradicts_the_op_list():
+    """The inspector's values follow once a second, but its header (status, duration)
+    follows every tick: it never says DONE while the op list shows the op running."""
+    events = _recorded(2, 4)
+    second = next(i for i, e in enumerate(events) if type(e) is ev.RunStart and i > 0)
+    app = PfdApp(None, break_on=(), suspend=contextlib.nullcontext, show_timings=False)
+    async with app.run_test(size=SIZE) as pilot:
+        app._ticker.pause()
+        put = app.bridge._on_event
+        for e in events[:second]:
+            put(e)
+        app.tick()                           # run 1 ends: everything shown
+        await pilot.pause()
+        selected = app.query_one("#ops").selected
+        assert "DONE" in str(app.query_one("#insp-header").render())
+        starts = [e for e in events[second:] if type(e) is ev.OpStart and e.op == selected]
+        put(events[second])                  # run 2 starts ...
+        put(starts[0])                       # ... and the selected op is running
+        app.tick()
+        assert app.model.rows[selected].status == "running"
+        assert app._ticks_since_shown < app_module.INSPECT_TICKS   # not a full update
+        assert "RUNNING" in str(app.query_one("#insp-header").render())
+        app.stop_ticking()

@@ -243,6 +243,9 @@ class PfdApp(BreakpointActions, App):
         self._ticks_since_shown += 1
         if ended or self._ticks_since_shown >= INSPECT_TICKS or ops.selected != self._inspected:
             self._catch_up_inspector()
+        elif self.pause is None and ops.selected:
+            self.query_one(Inspector).follow(model.rows.get(ops.selected), relative_source,
+                                             self.show_timings)
         self._refresh_breakpoints()
         self._update_status()
 

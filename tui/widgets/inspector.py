@@ -125,6 +125,13 @@ class Inspector(VerticalScroll, can_focus=True):
             self._shown = row.name
             self.scroll_home(animate=False)
 
+    def follow(self, row: OpRow, relative=lambda p: p, timings: bool = True) -> None:
+        """Between the once-a-second full updates of a running program: only the header
+        (status, duration, diagnostics) of the op already shown, so it never says DONE
+        while the op list says it runs. One text part: cheap to redraw every tick."""
+        if row is not None and row.name == self._shown:
+            self._set("#insp-header", self._header(row, None, relative, timings))
+
     def _set(self, part: str, content) -> None:
         """Update one part when its content changed: the app shows the selected op again
         at every tick while a run goes on, and each redraw holds the GIL the run needs."""
