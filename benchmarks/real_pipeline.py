@@ -13,9 +13,11 @@ after the imports to the end of its work):
 - ``jax``: ``--steps`` calls of a ``jit``-compiled step holding a
   ``jax.pure_callback`` on a 64-element float32 array.
 
-Each program runs in four modes, taking turns for ``--rounds`` rounds (a busy
+Each program runs in five modes, taking turns for ``--rounds`` rounds (a busy
 machine's drift hits them alike): plain ``python``; ``pyfunc-debug trace --tf``
-(or ``--jax``) to a ``.jsonl`` trace, value summaries on; ``run --tf
+(or ``--jax``) to a ``.jsonl`` trace, value summaries on; the same with
+``--capture fault`` (faulty calls' inputs kept; printed also as a ratio to the
+summary trace); ``run --tf
 --console`` (no breakpoint); ``run --tf`` with the Textual UI in a
 pseudo-terminal (``ui_run``, also ``--only ui``). Printed: median seconds,
 min–max, and each mode's ratio to plain (medians).
@@ -48,7 +50,7 @@ import tempfile
 import time
 
 HERE = os.path.abspath(__file__)
-MODES = ("plain", "trace", "console", "ui")
+MODES = ("plain", "trace", "fault", "console", "ui")
 
 
 # -- the programs (run in a child process: --workload) -------------------------------------
@@ -118,8 +120,9 @@ def _command(mode: str, kind: str, size: int, out: str, tmp: str) -> list:
     if mode == "plain":
         return [sys.executable, *program]
     pfd = [sys.executable, "-m", "pyfunc_debug"]
-    if mode == "trace":
-        return [*pfd, "trace", flag, "-o", os.path.join(tmp, "t.jsonl"), *program]
+    if mode in ("trace", "fault"):   # fault: summaries, plus inputs kept for faulty calls
+        return [*pfd, "trace", flag, "-o", os.path.join(tmp, "t.jsonl"), "--capture",
+                "summary" if mode == "trace" else "fault", *program]
     if mode == "console":
         return [*pfd, "run", flag, "--console", *program]
     return [*pfd, "run", flag, *program]
@@ -196,6 +199,9 @@ def report_programs(label: str, times: dict) -> None:
         med = statistics.median(v)
         print(f"  {m:8} {med:7.2f} s (min {min(v):.2f}, max {max(v):.2f})  "
               f"{med / base:.3f}x plain")
+    if "fault" in times and "trace" in times:   # issue 27's target: fault <= 1.1x summary
+        print(f"fault capture / summary trace: "
+              f"{statistics.median(times['fault']) / statistics.median(times['trace']):.3f}x")
 
 
 # -- per call ------------------------------------------------------------------------------

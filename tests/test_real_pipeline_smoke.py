@@ -42,11 +42,13 @@ def test_the_jax_program_runs_in_every_mode():
     assert any(line.startswith("jax jit + pure_callback, 3 steps") for line in lines)
     modes = [line.split()[0] for line in lines if line.startswith("  ")]
     ui = importlib.util.find_spec("textual") and importlib.util.find_spec("pexpect")
-    assert modes == (["plain", "trace", "console", "ui"] if ui else
-                     ["plain", "trace", "console"])
+    assert modes == (["plain", "trace", "fault", "console", "ui"] if ui else
+                     ["plain", "trace", "fault", "console"])
+    assert any(line.startswith("fault capture / summary trace: ") for line in lines)
 
 
 @pytest.mark.skipif(importlib.util.find_spec("tensorflow") is None,
                     reason="needs the tensorflow extra")
 def test_the_tf_pipeline_runs_under_trace():
     assert _bench().run_mode("trace", "tf", 16) > 0
+    assert _bench().run_mode("fault", "tf", 16) > 0
