@@ -7,6 +7,8 @@ duration and values, so nothing shown belongs to another call.
 """
 from __future__ import annotations
 
+import re
+
 from dataclasses import dataclass, field
 from typing import NamedTuple
 
@@ -77,6 +79,25 @@ def rank(kind: str) -> int:
     return RANK.index(kind) if kind in RANK else len(RANK)
 
 
+# What our abort says, also inside a framework's error that kept only its text (--tf)
+_ABORT_TEXTS = ("aborted from pdb (quit) in op", "aborted from the debugger at op")
+_ABORTED_AT = re.compile(r"aborted from (?:pdb \(quit\) in|the debugger at) op '([^']*)'")
+
+
+def stopped_text(e) -> str | None:
+    """For an ``OpError`` that is the user's stop (q in pdb, Ctrl+C, exit), its one line
+    ("run aborted at op 'x' (q in pdb)"), never a traceback; else ``None``."""
+    if e.error_type == "SystemExit":
+        return original_line(e.message) or "SystemExit"
+    if e.error_type == "KeyboardInterrupt":
+        return f"run aborted at op '{e.op}' (Ctrl+C)"
+    if e.error_type in STOPPED or any(t in e.message for t in _ABORT_TEXTS):
+        how = " (q in pdb)" if "pdb (quit)" in e.message or "Quit" in e.error_type else ""
+        named = _ABORTED_AT.search(e.message)   # a cancelled sibling names the op paused at
+        return f"run aborted at op '{named.group(1) if named else e.op}'{how}"
+    return None
+
+
 def format_event(e, timings: bool = True, duration: str | None = None,
                  ending: str | None = None) -> str:
     """One log line per event (``timings=False``: no durations, for stable screens).
@@ -95,8 +116,9 @@ def format_event(e, timings: bool = True, duration: str | None = None,
     if cls is ev.OpStart:
         return f"{e.seq:>8} run {e.run_id:<4}{indent}start {e.op} ({e.op_type})"
     if cls is ev.OpError:
-        word = "ABORTED" if e.error_type in STOPPED else "ERROR"
-        first = original_line(e.message)
+        stopped = stopped_text(e)
+        word = "ABORTED" if stopped is not None else "ERROR"
+        first = stopped if stopped is not None else original_line(e.message)
         return f"{e.seq:>8} run {e.run_id:<4}  {word} {e.op} ({e.op_type}): {first[:120]}"
     if cls is ev.RunStart:
         what = f"{e.kind} {e.name}".strip()
@@ -275,11 +297,12 @@ class RunModel:
 
     def _op_error(self, e) -> None:
         row = self._row(e.op, e.op_type)
-        row.error = e.message
+        stopped = stopped_text(e)
+        row.error = e.message if stopped is None else stopped
         row.inputs = row.outputs = ()     # another call's values are not this one's
         self._timed(row, e)
         row.calls += 1
-        if e.error_type in STOPPED:  # the run was stopped: not a failure
+        if stopped is not None:  # the run was stopped: not a failure
             row.status = "aborted"
             return
         row.status = "error"

@@ -1,0 +1,47 @@
+"""An op ended by the user's stop (q in pdb, Ctrl+C) reads as that stop in the log and the
+inspector — never as the traceback of our PdbQuit, even when a framework (--tf) wrapped
+it in its own error type and kept only its text."""
+from __future__ import annotations
+
+from pyfunc_debug import events as ev
+from pyfunc_debug.tui.model import RunModel, format_event
+
+TF_WRAPPED = (
+    "Traceback (most recent call last):\n"
+    '  File "/x/pyfunc_debug/external_calls.py", line 180, in call\n'
+    "    return func(*args)\n"
+    "pyfunc_debug.debug.pdb_bridge.PdbQuit: the run was aborted from pdb (quit) in op "
+    "'features/standardize'\n")
+
+
+def _error(error_type, message, op="features/standardize"):
+    return ev.OpError(7, 1, 0, 1, op, "EagerPyFunc", None, error_type, message)
+
+
+def _shown(e):
+    model = RunModel()
+    model.apply(ev.RunStart(1, 1, 0, 1, "session", "", ("features/standardize",)))
+    model.apply(e)
+    row = model.rows[e.op]
+    return format_event(e, False), row
+
+
+def test_a_framework_wrapped_pdb_quit_reads_as_the_abort():
+    line, row = _shown(_error("UnknownError", TF_WRAPPED))
+    assert "ABORTED features/standardize" in line
+    assert line.endswith("run aborted at op 'features/standardize' (q in pdb)")
+    assert row.status == "aborted" and row.error == \
+        "run aborted at op 'features/standardize' (q in pdb)"
+    assert "PdbQuit" not in line + row.error and "Traceback" not in line + row.error
+
+
+def test_a_cancelled_sibling_names_the_op_the_run_was_aborted_at():
+    msg = "run aborted from the debugger at op 'features/standardize': stopped"
+    line, row = _shown(_error("CancelledError", msg, op="other"))
+    assert row.error == "run aborted at op 'features/standardize'" and row.status == "aborted"
+
+
+def test_a_real_error_keeps_its_own_line():
+    line, row = _shown(_error("KeyError", "Traceback (most recent call last):\n  x\nKeyError: 2"))
+    assert "ERROR features/standardize" in line and line.endswith("KeyError: 2")
+    assert row.status == "error" and "Traceback" in row.error   # the inspector shows it whole
