@@ -28,17 +28,9 @@ import numpy as np
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import hotpaths  # noqa: E402
-from hotpaths import RUNS, chain, machine, ratios, session_run, show  # noqa: E402
+from hotpaths import RUNS, traced, chain, machine, ratios, session_run, show  # noqa: E402
 
 import pyfunc_debug as pfd  # noqa: E402
-
-
-def _traced(run, **kw):
-    def fn():
-        with pfd.trace(**kw):
-            for _ in range(RUNS):
-                run()
-    return fn
 
 
 def _nan_at_end(n):
@@ -75,13 +67,13 @@ def cases(ops: int, tmp: str) -> list:
     path = os.path.join(tmp, "f.jsonl")
     faulty = session_run(*_nan_at_end(ops), np.float32(1.0))
     return [
-        ("in memory: trace(capture=...)", _traced(run, capture="summary"),
-         {"trace(capture='fault')": _traced(run, capture="fault")}, 1.1),
-        ("streamed: trace('x.jsonl', capture=...)", _traced(run, path=path, capture="summary"),
-         {"trace('x.jsonl', capture='fault')": _traced(run, path=path, capture="fault")}, 1.1),
+        ("in memory: trace(capture=...)", traced(run, capture="summary"),
+         {"trace(capture='fault')": traced(run, capture="fault")}, 1.1),
+        ("streamed: trace('x.jsonl', capture=...)", traced(run, path=path, capture="summary"),
+         {"trace('x.jsonl', capture='fault')": traced(run, path=path, capture="fault")}, 1.1),
         ("streamed, one faulty call per run (its inputs written)",
-         _traced(faulty, path=path, capture="summary"),
-         {"trace('x.jsonl', capture='fault'), 1 fault/run": _traced(faulty, path=path,
+         traced(faulty, path=path, capture="summary"),
+         {"trace('x.jsonl', capture='fault'), 1 fault/run": traced(faulty, path=path,
                                                                      capture="fault")}, None),
         ("a TF/JAX callback through the adapters' wrapper, in memory (per call)",
          _callbacks(ops * RUNS, "summary"),

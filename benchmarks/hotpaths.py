@@ -168,7 +168,7 @@ def _subscribed(run, capture):
     return fn
 
 
-def _traced(run, **kw):
+def traced(run, **kw):
     def fn():
         with pfd.trace(**kw):
             for _ in range(RUNS):
@@ -210,8 +210,8 @@ def scalar_tracing_cases(tmp: str) -> tuple:
     path = os.path.join(tmp, "x.jsonl")
     return _runs(run), {"subscribe(cb, capture='none')": _subscribed(run, "none"),
                         "subscribe(cb, capture='summary')": _subscribed(run, "summary"),
-                        "trace(capture='summary')": _traced(run, capture="summary"),
-                        "trace(path='x.jsonl')": _traced(run, path=path),
+                        "trace(capture='summary')": traced(run, capture="summary"),
+                        "trace(path='x.jsonl')": traced(run, path=path),
                         "  its JsonlWriter alone (no recorder)": _streamed(run, path)}
 
 
@@ -226,7 +226,7 @@ def case_tracing(rounds: int, tmp: str) -> None:
           "trace(capture='summary')": 10, "trace(path='x.jsonl')": 15})
     n = ARRAY_CHAIN
     big = session_run(*chain(n), np.ones(BIG, np.float32))
-    cases = {"trace(capture='summary')": _traced(big, capture="summary")}
+    cases = {"trace(capture='summary')": traced(big, capture="summary")}
     show(f"tracing the 4 MB chain of {n} py_func, {RUNS} runs per trace (base = no subscriber)",
          ratios(_runs(big), cases, rounds, 2), n * RUNS, {"trace(capture='summary')": 1.5})
 

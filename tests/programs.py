@@ -31,3 +31,20 @@ LOOP = """
             for step in range(2000):
                 sess.run(y, {x: 1.0})
     """
+
+
+def odd_values() -> dict:
+    """Arrays real callbacks receive, including what makes numpy warn (complex, NaN/Inf,
+    sums that overflow, float16 beyond its range, integer extremes, empty): the adapters'
+    no-warning tests give each framework these plus the kinds it supports."""
+    import numpy as np
+    f32_max = np.finfo(np.float32).max
+    return {
+        "complex64": np.array([1 + 2j, 3 - 4j, np.nan + 0j], np.complex64),
+        "non-finite": np.array([np.nan, np.inf, -np.inf, 1.0], np.float32),
+        "overflowing sum": np.full(4, f32_max, np.float32),
+        "float16 big": np.array([6e4, 6e4, -6e4], np.float16),
+        "bool": np.array([True, False]),
+        "int8 extremes": np.array([-128, 127], np.int8),
+        "empty": np.zeros((0, 3), np.float32),
+    }

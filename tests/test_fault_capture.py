@@ -2,12 +2,7 @@
 from __future__ import annotations
 
 import os
-import random
-import signal
-import subprocess
-import sys
 import textwrap
-import time
 import warnings
 
 import numpy as np
@@ -16,6 +11,8 @@ import pytest
 import pyfunc_debug as tf
 from pyfunc_debug import events as ev
 from pyfunc_debug.trace.faults import faults_path, load_faults
+
+from test_trace_crash import killed_writers
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
@@ -167,20 +164,8 @@ def test_kill_minus_9_during_fault_capture_leaves_a_loadable_trace(tmp_path):
     script = tmp_path / "writer.py"
     script.write_text(WRITER)
     env = dict(os.environ, PYTHONPATH=ROOT, PYTHONWARNINGS="ignore")
-    rng = random.Random(27)
-    procs = []
-    for trial in range(4):
-        path = tmp_path / f"t{trial}.jsonl"
-        procs.append((path, subprocess.Popen([sys.executable, str(script), str(path)],
-                                             stdout=subprocess.PIPE, env=env)))
-    for path, proc in procs:
-        assert proc.stdout.readline() == b"ready\n"
-    for path, proc in procs:
-        time.sleep(rng.uniform(0.05, 0.3))
-        proc.send_signal(signal.SIGKILL)
-    for path, proc in procs:
-        proc.wait(timeout=10)
-        proc.stdout.close()
+    for path in killed_writers(script, tmp_path, trials=4, seed=27, delays=(0.05, 0.3),
+                               env=env):
         with warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter("always")
             tf.load_trace(path)

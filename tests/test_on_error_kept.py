@@ -22,17 +22,17 @@ def no_user_pdbrc(tmp_path, monkeypatch):
     monkeypatch.setenv("HOME", str(tmp_path))
 
 
-def _one_op(func, name="f"):
+def _one_op(func, name="f", op=pfd.numpy_function):
     g = pfd.Graph()
     with g.as_default():
         x = pfd.compat.v1.placeholder(pfd.float32, name="x")
         first = pfd.identity(x, name="first")
-        y = pfd.numpy_function(func, [first], pfd.float32, name=name)
+        y = op(func, [first], pfd.float32, name=name)
     return g, x, y
 
 
-def _fail_at(func, feed, actions=("continue",), pdb_script="c\n"):
-    g, x, y = _one_op(func)
+def _fail_at(func, feed, actions=("continue",), pdb_script="c\n", op=pfd.numpy_function):
+    g, x, y = _one_op(func, op=op)
     runner, out = scripted_pdb(pdb_script)
     front = Script(list(actions))
     dbg = Debugger(on_pause=front, pdb_runner=runner)
@@ -100,16 +100,7 @@ def test_post_mortem_after_a_py_function_returned_something_unusable_opens_at_it
     def label(v):
         doubled = v * 2
         return "not a number"        # the fault: Tout says float32
-    g = pfd.Graph()
-    with g.as_default():
-        x = pfd.compat.v1.placeholder(pfd.float32, name="x")
-        y = pfd.py_function(label, [x], pfd.float32, name="label")
-    runner, out = scripted_pdb("p doubled\nc\n")
-    dbg = Debugger(on_pause=Script(["post_mortem"]), pdb_runner=runner)
-    dbg.break_on(on_error=True)
-    with dbg, pfd.Session(graph=g) as sess:
-        with pytest.raises(pfd.errors.InvalidArgumentError):
-            sess.run(y, {x: np.array([1.0, 2.0], np.float32)})
-    text = out.getvalue()
+    _, _, text = _fail_at(label, np.array([1.0, 2.0], np.float32), ["post_mortem"],
+                          "p doubled\nc\n", op=pfd.py_function)
     assert "calling label() again" in text and "what it returned is __return__" in text, text
     assert "[2., 4.]" in text                             # p doubled: a local of label

@@ -82,16 +82,21 @@ def test_default_is_the_first_faulty_call_and_list_names_them(recorded):
     assert "still faulty: 8 NaN, was 8" in r.stdout and r.returncode == 1
 
 
-def test_replay_after_the_fix_shows_new_beside_recorded(recorded, tmp_path):
-    fixed = tmp_path / "fixed"
-    fixed.mkdir()
+def fixed_copy(recorded, to):
+    """The recording beside a fixed helpers.py (the trace's paths rewritten to ``to``)."""
+    to.mkdir()
     for name in ("prog.py", "t.jsonl"):
-        (fixed / name).write_bytes((recorded / name).read_bytes())
-    os.symlink(recorded / "t.jsonl.values", fixed / "t.jsonl.values")
-    (fixed / "t.jsonl.faults.jsonl").write_text(
-        (recorded / "t.jsonl.faults.jsonl").read_text().replace(str(recorded), str(fixed)))
-    (fixed / "helpers.py").write_text(textwrap.dedent(HELPERS).replace(
+        (to / name).write_bytes((recorded / name).read_bytes())
+    os.symlink(recorded / "t.jsonl.values", to / "t.jsonl.values")
+    (to / "t.jsonl.faults.jsonl").write_text(
+        (recorded / "t.jsonl.faults.jsonl").read_text().replace(str(recorded), str(to)))
+    (to / "helpers.py").write_text(textwrap.dedent(HELPERS).replace(
         "np.log(x - np.float32(10))", "np.log(x + np.float32(1))"))
+    return to
+
+
+def test_replay_after_the_fix_shows_new_beside_recorded(recorded, tmp_path):
+    fixed = fixed_copy(recorded, tmp_path / "fixed")
     r = _cli(["replay", "t.jsonl", "--op", "shift"], fixed)
     assert r.returncode == 0, r.stdout + r.stderr
     assert "fixed: 0 NaN, was 8" in r.stdout

@@ -4,28 +4,15 @@ from __future__ import annotations
 
 import os
 import sys
-import textwrap
 
 import pytest
 
 from pyfunc_debug.tui.replay import ReplayApp
 from pyfunc_debug.tui.widgets.op_list import OpList
-from test_replay import HELPERS, recorded, _cli  # noqa: F401 - the recorded trace fixture
+from test_replay import recorded, _cli  # noqa: F401 - the recorded trace fixture
+from test_replay import fixed_copy as _fixed_copy
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-
-
-def _fixed_copy(recorded, to):  # noqa: F811
-    """The recording beside a fixed helpers.py (the trace's paths rewritten to ``to``)."""
-    to.mkdir()
-    for name in ("prog.py", "t.jsonl"):
-        (to / name).write_bytes((recorded / name).read_bytes())
-    os.symlink(recorded / "t.jsonl.values", to / "t.jsonl.values")
-    (to / "t.jsonl.faults.jsonl").write_text(
-        (recorded / "t.jsonl.faults.jsonl").read_text().replace(str(recorded), str(to)))
-    (to / "helpers.py").write_text(textwrap.dedent(HELPERS).replace(
-        "np.log(x - np.float32(10))", "np.log(x + np.float32(1))"))
-    return to
 
 
 async def _wait_for(pilot, app, attr, seconds=120):

@@ -35,24 +35,32 @@ WRITER = textwrap.dedent("""
 """)
 
 
-def test_kill_minus_9_at_random_points_leaves_a_loadable_prefix(tmp_path):
-    script = tmp_path / "writer.py"
-    script.write_text(WRITER)
-    rng = random.Random(10)
-    env = dict(os.environ, PYTHONPATH=ROOT)
+def killed_writers(script, tmp_path, trials: int, seed: int, delays=(0.0, 0.25), env=None):
+    """Start ``trials`` copies of ``script`` (each writing the trace named by its argument)
+    at once — their startups overlap — and once each prints "ready", kill -9 each at a
+    random point; yields each trace's path after its writer is dead."""
+    rng = random.Random(seed)
+    env = env or dict(os.environ, PYTHONPATH=ROOT)
     procs = []
-    for trial in range(5):  # all at once: five startups cost about one
+    for trial in range(trials):
         path = tmp_path / f"t{trial}.jsonl"
         procs.append((path, subprocess.Popen([sys.executable, str(script), str(path)],
                                              stdout=subprocess.PIPE, env=env)))
     for path, proc in procs:
         assert proc.stdout.readline() == b"ready\n"
     for path, proc in procs:
-        time.sleep(rng.uniform(0.0, 0.25))
+        time.sleep(rng.uniform(*delays))
         proc.send_signal(signal.SIGKILL)
     for path, proc in procs:
         proc.wait(timeout=10)
         proc.stdout.close()
+        yield path
+
+
+def test_kill_minus_9_at_random_points_leaves_a_loadable_prefix(tmp_path):
+    script = tmp_path / "writer.py"
+    script.write_text(WRITER)
+    for path in killed_writers(script, tmp_path, trials=5, seed=10):
         with warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter("always")
             loaded = tf.load_trace(path)

@@ -290,8 +290,8 @@ def _add_replay(sub) -> None:
         sub, "replay", REPLAY_EPILOG, help="re-run a recorded faulty call from its captured "
         "inputs (under pdb)",
         description="Re-run one call captured by a --capture fault trace (by default the "
-        "first faulty one) in this process: import its function's module (its top-level "
-        "code runs; a script's if __name__ == '__main__' block does not), call it with the "
+        "first faulty one) in this process: import its function's module (a script recorded as "
+        "__main__: only the definitions the function needs, not its program), call it with the "
         "recorded inputs, and print the new outputs beside the recorded ones. Exit status: 0 "
         "when the call now runs clean, 1 when it is still faulty, 2 when it cannot be "
         "replayed.")
