@@ -81,16 +81,24 @@ def _mark(a) -> bytes:
     return a.tobytes() if a.nbytes <= _EXACT_BYTES or a.size <= SAMPLE else sample_bytes(a)
 
 
-def _marks(inputs):
-    """Before the call: ``_mark`` of each input the callback could write into (a writable
-    array: TF hands ``numpy_function`` its tensors' memory), or None when there is none."""
-    marks = None
+def _summarized(inputs, cap):
+    """Before the call: the inputs' summaries, and the ``_mark`` of each input the callback
+    could write into (a writable array: TF hands ``numpy_function`` its tensors' memory),
+    or None when there is none. A big float32 input's mark is the sample its summary
+    gathered (one strided gather, not two)."""
+    sums, marks = [], None
     for j, a in enumerate(inputs):
         if a.__class__ is np.ndarray and a.ndim and a.flags.writeable:
             if marks is None:
                 marks = [None] * len(inputs)
-            marks[j] = _mark(a)
-    return marks
+            if a.nbytes > _EXACT_BYTES and a.size > SAMPLE:
+                got = []
+                sums.append(summarize(a, cap, got))
+                marks[j] = got[0] if got else sample_bytes(a)
+                continue
+            marks[j] = a.tobytes()
+        sums.append(summarize(a, cap))
+    return tuple(sums), marks
 
 
 def _send(bus, subs, event) -> None:
@@ -181,9 +189,12 @@ class CallbackRun:
         shown = external.given(op, inputs, dbgs, keep=True) if keep else inputs
         stepper = self._before(op, shown, run_id, dbgs) if watch else None
         if level:
-            ins = tuple(map(summarize, inputs)) if not cap else tuple(
-                [summarize(a, cap) for a in inputs])
-            marks = _marks(inputs) if _ndarray in map(type, inputs) else None
+            if _ndarray in map(type, inputs):
+                ins, marks = _summarized(inputs, cap)
+            else:
+                ins = tuple(map(summarize, inputs)) if not cap else tuple(
+                    [summarize(a, cap) for a in inputs])
+                marks = None
         else:
             ins, marks = (), None
         tid = threading.get_ident()

@@ -70,3 +70,25 @@ def test_complex_arguments_under_warnings_as_errors(dtype):
     end = [e for e in tr.events if type(e) is ev.OpEnd][0]
     assert (end.inputs[0].nan, end.outputs[0].nan) == (1, 1)
     assert end.inputs[0].max == pytest.approx(3.0)
+
+
+@pytest.mark.parametrize("size", [1000, 1 << 20])
+def test_a_callback_writing_into_its_input_is_reported_small_or_big(size):
+    # a big float32 input is compared on the sample its summary gathered before the call
+    def scale(v):
+        v[::256] *= 3          # hits every sampled element of a big array
+        return v.sum()
+    with pfd.trace(capture="summary") as tr:
+        _calls(1, np.ones(size, np.float32), scale)
+    found = [e for e in tr.events if isinstance(e, ev.Warning) and e.kind == "input_modified"]
+    assert len(found) == 1, [type(e).__name__ for e in tr.events]
+    assert "wrote into its input 0 in place" in found[0].message
+    assert found[0].inputs[0].max == 3.0
+    end = next(e for e in tr.events if isinstance(e, ev.OpEnd))
+    assert end.inputs[0].max == 1.0       # the OpEnd keeps the input as given
+
+
+def test_a_callback_reading_a_big_input_is_not_reported():
+    with pfd.trace(capture="summary") as tr:
+        _calls(2, np.ones(1 << 20, np.float32), lambda v: v * 2)
+    assert not [e for e in tr.events if isinstance(e, ev.Warning)]
