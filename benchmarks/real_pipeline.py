@@ -29,7 +29,8 @@ medians (for 1M elements also the ratio of the best rounds, which a busy
 machine disturbs least); for a 64-element float32 array the difference in µs,
 and for a 1M-element float32 array the difference as a ratio to **one pass**
 over it, defined as one ``np.maximum.reduce(x)`` (the cheapest read of every element
-we know: SIMD, one core; ``np.add.reduce``'s pairwise loop takes about 3x as long),
+we know: SIMD, one core), and per summarised array also to ``x.sum()`` (numpy's
+pairwise sum, about 3x as long),
 timed in the same rounds. The recorded call summarises two arrays (input and
 output), so the ratio is also given per summarised array. The same callback
 on 64 elements in a ``tf.function`` (``tf.numpy_function``, ``instrument()``
@@ -231,17 +232,19 @@ def per_call(calls: int, rounds: int) -> dict:
     out = {}
     for size, n in ((64, calls), (1 << 20, max(3, calls // 100))):
         x = np.random.default_rng(0).random(size, dtype=np.float32)
-        t = {"unrecorded": [], "recorded": [], "pass": []}
+        t = {"unrecorded": [], "recorded": [], "pass": [], "sum": []}
         for r in range(rounds + 1):     # round 0 warms up (first trace, first run)
             unrecorded = _timed(lambda: run.call(op, inc, (x,)), n)
             with pfd.trace(capture="summary"):
                 recorded = _timed(lambda: run.call(op, inc, (x,)), n)
                 run.end()
             one_pass = _timed(lambda: np.maximum.reduce(x), n)
+            a_sum = _timed(x.sum, n)
             if r:
                 t["unrecorded"].append(unrecorded)
                 t["recorded"].append(recorded)
                 t["pass"].append(one_pass)
+                t["sum"].append(a_sum)
         out[size] = {k: statistics.median(v) for k, v in t.items()}
         out[size]["spread"] = {k: (min(v), max(v)) for k, v in t.items()}
     return out
@@ -295,7 +298,8 @@ def report_calls(calls: dict, tf_calls) -> None:
     print(f"  1M float32:  unrecorded {big['unrecorded']:.0f} µs, recorded "
           f"{big['recorded']:.0f} µs, one pass {big['pass']:.0f} µs: recording "
           f"{d / big['pass']:.2f}x one pass ({d / big['pass'] / 2:.2f}x per summarised array); "
-          f"best rounds: {d_lo / lo['pass']:.2f}x ({d_lo / lo['pass'] / 2:.2f}x per array)")
+          f"best rounds: {d_lo / lo['pass']:.2f}x ({d_lo / lo['pass'] / 2:.2f}x per array); "
+          f"x.sum() {big['sum']:.0f} µs: {d / big['sum'] / 2:.2f}x per array")
     if tf_calls is not None:
         d = tf_calls["recorded"] - tf_calls["unrecorded"]
         print(f"  tf.function numpy_function, 64 float32: instrumented "
