@@ -50,6 +50,7 @@ TICK = 0.2
 # second): redrawing its values and tables costs more than the rest of the screen. Choosing
 # an op, a pause and the run's end show it at once.
 INSPECT_TICKS = 5
+FIRST_SCREEN = 1.0  # seconds the program waits at most for the first screen to be drawn
 
 
 class PfdApp(BreakpointActions, App):
@@ -97,6 +98,7 @@ class PfdApp(BreakpointActions, App):
         self._suspended = False      # while pdb owns the terminal, nothing may redraw
         self._deferred_pause = None
         self._ticker = None
+        self._first_screen = threading.Event()
         self._ticks_since_shown = 0   # ticks since the inspector last showed the selected op
         self._inspector_behind = False   # events came since it did
         self._inspected = None           # the op it shows
@@ -123,10 +125,14 @@ class PfdApp(BreakpointActions, App):
         if self.target is not None:
             self.worker_thread = threading.Thread(target=self._work, name="pfd-worker", daemon=True)
             self.worker_thread.start()
+            self.call_after_refresh(self._first_screen.set)
         self._update_status()
 
     # -- worker thread --------------------------------------------------------------------
     def _work(self) -> None:
+        # the program starts once the first screen is drawn (at most FIRST_SCREEN later):
+        # drawing it (styles, layout, every pane) holds the GIL the program needs
+        self._first_screen.wait(FIRST_SCREEN)
         try:
             status = self.bridge.run(self.target)
         except BaseException as e:  # never let the worker's failure take the app down

@@ -1,6 +1,9 @@
 """EventLog: the live event stream as lines, over a bounded buffer."""
 from __future__ import annotations
 
+from rich.cells import cell_len
+from textual.geometry import Size
+from textual.widget import Widget
 from textual.widgets import Log
 
 __all__ = ["EventLog"]
@@ -15,6 +18,11 @@ class EventLog(Log):
     lines in view stay in view while older ones are dropped), and follows again
     once scrolled back to the end. It also shows what the script prints (the app
     captures ``print`` into it).
+
+    Light while a program runs (issue 24): a write costs no layout of the screen (the
+    pane's size is set by the stylesheet, its scrollbars always shown, so a longer log
+    moves nothing else), no thread to measure the lines' width, and a line once drawn
+    is kept (``Log`` draws every line in view again at each repaint).
     """
 
     def __init__(self, **kw):
@@ -47,12 +55,41 @@ class EventLog(Log):
         lines = lines[-MAX_LINES:]
         follow = self._follow and not self.is_vertical_scrollbar_grabbed
         dropped = max(0, self.line_count + len(lines) - MAX_LINES)
-        self.write_lines(lines, scroll_end=False)
+        self._append(lines)
         # A full buffer drops lines at the top while its size stays the same: the view
         # must move (and repaint) by itself, or it shows old lines for good.
         if follow:
-            self.scroll_end(animate=False, x_axis=False)   # after the layout: its true end
+            self.scroll_end(animate=False, x_axis=False, immediate=True)
         elif dropped:
             self.scroll_to(y=max(0, self.scroll_offset.y - dropped), animate=False,
                            immediate=True)
         self.refresh()
+
+    def _append(self, lines: list[str]) -> None:
+        """``Log.write_lines`` without its costs: its new virtual size asks for a layout
+        of the whole screen and its width is measured in a thread worker that calls
+        back into the app, at every write."""
+        new = []
+        for line in lines:
+            new.extend(line.splitlines() or ("",))
+        self._lines.extend(new)
+        if len(self._lines) > self.max_lines:
+            self._prune_max_lines()
+        widest = max(map(len, new), default=0)
+        if not all(map(str.isascii, new)):
+            widest = max(cell_len(self._process_line(line)) for line in new)
+        self._width = max(self._width, widest)
+        size = Size(self._width, len(self._lines))
+        if size != self.virtual_size:
+            self.set_reactive(Widget.virtual_size, size)   # no layout: see the docstring
+            self._scroll_update(size)
+
+    def _render_line_strip(self, y, rich_style):
+        """A line is drawn once (``Log`` keeps it only while text is selected); the cache
+        follows the lines as the oldest are dropped, and forgets a new line's index."""
+        if self.text_selection is not None:
+            return super()._render_line_strip(y, rich_style)
+        cached = self._render_line_cache.get(y)
+        if cached is None:
+            cached = self._render_line_cache[y] = super()._render_line_strip(y, rich_style)
+        return cached

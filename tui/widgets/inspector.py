@@ -130,14 +130,21 @@ class Inspector(VerticalScroll, can_focus=True):
         (status, duration, diagnostics) of the op already shown, so it never says DONE
         while the op list says it runs. One text part: cheap to redraw every tick."""
         if row is not None and row.name == self._shown:
-            self._set("#insp-header", self._header(row, None, relative, timings))
+            self._set("#insp-header", self._header(row, None, relative, timings),
+                      same_height=True)
 
-    def _set(self, part: str, content) -> None:
+    def _set(self, part: str, content, same_height: bool = False) -> None:
         """Update one part when its content changed: the app shows the selected op again
-        at every tick while a run goes on, and each redraw holds the GIL the run needs."""
-        if self._parts.get(part, _UNSET) != content:
+        at every tick while a run goes on, and each redraw holds the GIL the run needs.
+        ``same_height``: when the new text takes as many lines as the old one, no layout
+        of the screen (which would redraw every pane)."""
+        old = self._parts.get(part, _UNSET)
+        if old != content:
             self._parts[part] = content
-            self.query_one(part, Static).update(content)
+            static = self.query_one(part, Static)
+            was = _lines(old, static) if same_height else None
+            layout = was is None or was != _lines(content, static)
+            static.update(content, layout=layout)
 
     def _clear(self) -> None:
         """Nothing selected: nothing of the op shown before may stay."""
@@ -313,6 +320,14 @@ def _labelled(values: Values | None) -> list:
 
 
 _UNSET = object()
+
+
+def _lines(text, static) -> int | None:
+    """The lines ``text`` (a ``Text``) takes in ``static`` as wide as it is now."""
+    width = static.content_region.width
+    if not isinstance(text, Text) or width <= 0:
+        return None
+    return len(text.wrap(static.app.console, width))
 
 
 def _same_values(a: list, b: list) -> bool:

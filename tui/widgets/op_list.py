@@ -51,20 +51,41 @@ class OpList(ScrollView, can_focus=True):
         self._seen = -1
         self._name = None        # the op under the cursor: kept when rows move or a run starts
         self._by_user = False
+        self._drawn: dict = {}   # index -> what its line shows (the rows in view)
 
     def sync(self) -> None:
-        """Redraw if the model changed since the last call."""
+        """Redraw the rows in view whose line changed, if the model changed since the last
+        call (a running program changes a few rows a tick; each line drawn again holds
+        the GIL the program needs)."""
         if self.model.version == self._seen:
             return
         self._seen = self.model.version
         order = self.model.order
-        self.virtual_size = Size(self.size.width, len(order))
+        size = Size(self.size.width, len(order))
+        if size != self.virtual_size:
+            self.virtual_size = size
+            self._drawn.clear()
         index = self.model.index_of(self._name) if self._name is not None else -1
         if index >= 0 and index != self.cursor:
             self.cursor = index
         elif self.cursor >= len(order):
             self.cursor = max(0, len(order) - 1)
-        self.refresh()
+        self._refresh_changed()
+
+    def _refresh_changed(self) -> None:
+        if not self._drawn:      # nothing drawn since the last full redraw: draw it all
+            self.refresh()
+            return
+        top, width = self.scroll_offset.y, self.size.width
+        marks = self._breakpoints()
+        for index in range(top, top + self.size.height):
+            if self._drawn.get(index) != self._line(index, width, marks):
+                self.refresh_line(index)
+
+    def refresh(self, *regions, **kw):
+        if not regions:          # the whole list: nothing drawn is still on screen
+            self._drawn.clear()
+        return super().refresh(*regions, **kw)
 
     def select(self, name: str) -> None:
         index = self.model.index_of(name)
@@ -106,11 +127,23 @@ class OpList(ScrollView, can_focus=True):
 
     def render_line(self, y: int) -> Strip:
         index = y + self.scroll_offset.y
-        row = self.model.row_at(index)
         width = self.size.width
-        if row is None:
+        line = self._drawn[index] = self._line(index, width, self._breakpoints())
+        text, status, cursor = line
+        if text is None:
             return Strip.blank(width, self.rich_style)
-        mark = "●" if row.name in self._breakpoints() else ("⚠" if row.warnings else " ")
+        style = self.get_component_rich_style(_STATUS_COMPONENT.get(status, "oplist--pending"))
+        if cursor:
+            style = style + self.get_component_rich_style("oplist--cursor")
+        return Strip([Segment(text, style)], width)
+
+    def _line(self, index: int, width: int, marks) -> tuple:
+        """What row ``index``'s line shows: (text, status, under the cursor); its text is
+        ``None`` past the last row."""
+        row = self.model.row_at(index)
+        if row is None:
+            return None, None, False
+        mark = "●" if row.name in marks else ("⚠" if row.warnings else " ")
         icon = STATUS_ICONS.get(row.status, "?")
         detail = row.tag if row.status in ("folded", "dedup") else \
             (row.outputs[0].short() if row.outputs else "")
@@ -121,10 +154,7 @@ class OpList(ScrollView, can_focus=True):
             name_w = max(12, min(32, width // 2 - 2))
             type_w = max(8, min(16, width - name_w - 12))
         text = f"{mark}{icon} {fit(row.name, name_w):<{name_w}} {fit(row.op_type, type_w):<{type_w}} {detail}"
-        style = self.get_component_rich_style(_STATUS_COMPONENT.get(row.status, "oplist--pending"))
-        if index == self.cursor:
-            style = style + self.get_component_rich_style("oplist--cursor")
-        return Strip([Segment(text[:width].ljust(width), style)], width)
+        return text[:width].ljust(width), row.status, index == self.cursor
 
 
 def fit(name: str, width: int) -> str:
