@@ -18,8 +18,6 @@ from textual.app import App, ComposeResult, SuspendNotSupported
 from textual.binding import Binding
 
 from pyfunc_debug import events as ev
-from pyfunc_debug.debug.frontend import add_breakpoints
-from pyfunc_debug.script import abort_line
 from pyfunc_debug.trace.summary import summarize
 
 from .app_actions import BreakpointActions
@@ -106,7 +104,11 @@ class PfdApp(BreakpointActions, App):
         # ``link``: a remote process (pyfunc-debug attach); else a debugger in this one
         self.bridge = Bridge(self._post_pause, self._request_suspend, link, pdb_io,
                              guard_mutation)
-        add_breakpoints(self.bridge.link, breaks, break_on)
+        if breaks or break_on:
+            # imported here (and the script runner below): not needed to import the UI,
+            # nor by ``view`` and ``attach``
+            from pyfunc_debug.debug.frontend import add_breakpoints
+            add_breakpoints(self.bridge.link, breaks, break_on)
 
     # -- layout -------------------------------------------------------------------------
     def compose(self) -> ComposeResult:
@@ -148,6 +150,7 @@ class PfdApp(BreakpointActions, App):
         if self._quit_in_pdb() or self.leaving:
             self._leave(at_once=False)   # a quit that waited for the run to end
             return
+        from pyfunc_debug.script import abort_line   # see __init__
         error = getattr(status, "error", status)
         if isinstance(error, BaseException) and abort_line(error):
             self.message = f"{abort_line(error)} — q to quit, x to export"

@@ -18,7 +18,6 @@ import time
 from typing import NamedTuple
 
 from pyfunc_debug import events as ev
-from pyfunc_debug.debug.frontend import LocalLink
 
 from .model import CallInputs, PdbSpan
 
@@ -83,7 +82,10 @@ class Bridge:
         self.app_suspended = threading.Event()
         self.quitting = False
         self.paused = None
-        self.link = link if link is not None else LocalLink(guard_mutation=guard_mutation)
+        if link is None:   # imported here: a remote link (attach) needs no debugger here
+            from pyfunc_debug.debug.frontend import LocalLink
+            link = LocalLink(guard_mutation=guard_mutation)
+        self.link = link
         stdin, stdout = pdb_io if pdb_io is not None else (sys.__stdin__, sys.__stdout__)
         self.link.set_terminal(stdin, stdout, around=self.pdb_session)
 

@@ -12,12 +12,14 @@ from functools import partial
 
 from textual.command import DiscoveryHit, Hit, Hits, Provider
 
-from pyfunc_debug.debug.conditions import BUILTINS, compile_condition
-
 __all__ = ["DebugCommands"]
 
-_HELP_WHEN = ("type e.g. 'break when np.any(outputs[0] > 10)' or a builtin: "
-              + ", ".join(sorted(BUILTINS)))
+
+def _help_when() -> str:
+    # imported here: the debugger core's conditions are not needed to import the UI
+    from pyfunc_debug.debug.conditions import BUILTINS
+    return "type e.g. 'break when np.any(outputs[0] > 10)' or a builtin: " + \
+        ", ".join(sorted(BUILTINS))
 
 
 class DebugCommands(Provider):
@@ -27,7 +29,7 @@ class DebugCommands(Provider):
         """(title, callback, help) of our commands, in the order they are listed."""
         app = self.app
         ours = [("Break when… (a condition over inputs, outputs, np)",
-                 partial(app.ask_condition), _HELP_WHEN)]
+                 partial(app.ask_condition), _help_when())]
         if hasattr(app, "action_export"):
             ours.append(("Export the trace (x)", app.action_export,
                          ".json opens in ui.perfetto.dev, .jsonl in pyfunc-debug view"))
@@ -58,6 +60,7 @@ class DebugCommands(Provider):
                     yield Hit(score * rank, matcher.highlight(title), callback, help=help_text)
 
     def _condition_hit(self, expr: str) -> Hit:
+        from pyfunc_debug.debug.conditions import compile_condition   # see _help_when
         if not expr:
             return Hit(0.1, "break when … (type a condition over inputs, outputs, np)", lambda: None)
         try:

@@ -9,7 +9,6 @@ trace went.
 from __future__ import annotations
 
 from pyfunc_debug.errors import OpError
-from pyfunc_debug.script import abort_line
 from pyfunc_debug.trace.failures import original_line
 
 __all__ = ["exit_summary", "exit_status", "ending", "distinct_warnings"]
@@ -26,6 +25,7 @@ def exit_status(result) -> int:
 def ending(result, model=None) -> str:
     """How a script ended, in a few words: the user's own exception line, not ours."""
     error = getattr(result, "error", None)
+    from pyfunc_debug.script import abort_line   # not needed to import the UI
     if error is not None and abort_line(error):
         return abort_line(error)
     if error is not None:

@@ -13,7 +13,6 @@ import traceback
 from typing import NamedTuple
 
 import pyfunc_debug
-from pyfunc_debug.script import abort_line
 from pyfunc_debug.trace.failures import original_line
 
 __all__ = ["UserError", "user_error", "error_text"]
@@ -41,6 +40,7 @@ def error_text(error: BaseException | None) -> str:
     user's traceback), else the exception with its traceback (a framework's callback)."""
     if error is None:
         return ""
+    from pyfunc_debug.script import abort_line   # not needed to import the UI
     aborted = abort_line(error)   # q in pdb, Ctrl+C: the user's act, not a failure to explain
     if aborted is not None:
         return aborted

@@ -7,8 +7,6 @@ from textual.containers import Vertical
 from textual.screen import ModalScreen
 from textual.widgets import Input, Label
 
-from pyfunc_debug.debug.conditions import BUILTINS, compile_condition
-
 __all__ = ["ConditionScreen"]
 
 
@@ -18,6 +16,8 @@ class ConditionScreen(ModalScreen[str | None]):
     BINDINGS = [Binding("escape", "cancel", "cancel")]
 
     def compose(self) -> ComposeResult:
+        # imported here: the debugger core's conditions are not needed to import the UI
+        from pyfunc_debug.debug.conditions import BUILTINS
         with Vertical(id="condition-dialog", classes="dialog"):
             yield Label("Break when (over inputs, outputs, np):")
             yield Input(placeholder="np.any(outputs[0] > 10)", id="condition")
@@ -37,6 +37,7 @@ class ConditionScreen(ModalScreen[str | None]):
     def _problem(expr: str) -> str:
         if not expr.strip():
             return "type a condition"
+        from pyfunc_debug.debug.conditions import compile_condition   # see compose
         try:
             compile_condition(expr.strip())
         except ValueError as e:
