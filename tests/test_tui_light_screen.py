@@ -1,0 +1,147 @@
+"""The light UI stays true (issue 24): the op list redraws only the rows whose line
+changed, the log keeps the lines it drew (also as the oldest are dropped), every tick
+with events updates the op list, log and status at least 4 times a second; and the
+UI's import leaves the debugger core for when it is used (issue 28)."""
+from __future__ import annotations
+
+import contextlib
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+import pyfunc_debug as pfd
+from pyfunc_debug import events as ev
+
+pytest.importorskip("textual")
+from pyfunc_debug.tui import app as app_module  # noqa: E402
+from pyfunc_debug.tui.app import PfdApp  # noqa: E402
+from pyfunc_debug.tui.widgets import event_log  # noqa: E402
+from pyfunc_debug.tui.widgets.event_log import EventLog  # noqa: E402
+from pyfunc_debug.tui.widgets.op_list import OpList  # noqa: E402
+from pyfunc_debug.tui.widgets.status_bar import StatusBar  # noqa: E402
+
+SIZE = (120, 40)
+
+
+def _recorded(runs: int, chain: int) -> list:
+    g = pfd.Graph()
+    with g.as_default():
+        x = pfd.compat.v1.placeholder(pfd.float32, name="x")
+        y = x
+        for i in range(chain):
+            y = pfd.numpy_function(lambda v: v + np.float32(1), [y], pfd.float32,
+                                   name=f"step{i}")
+    with pfd.trace() as tr, pfd.Session(graph=g) as sess:
+        for i in range(runs):
+            sess.run(y, {x: np.float32(i)})
+    return tr.events
+
+
+def _screen_lines(widget) -> list[str]:
+    """The text of each line the widget shows now (as the compositor takes it)."""
+    return ["".join(seg.text for seg in widget.render_line(y))
+            for y in range(widget.size.height)]
+
+
+def _fresh_lines(ops: OpList) -> list[str]:
+    """What a full redraw of the op list would show."""
+    ops._drawn.clear()
+    return _screen_lines(ops)
+
+
+def test_ticks_come_at_least_4_times_a_second():
+    assert app_module.TICK <= 0.25
+
+
+@pytest.mark.asyncio
+async def test_every_tick_updates_op_list_log_and_status_and_rows_drawn_stay_true():
+    """Events fed by hand, one op's call a tick: each tick changes the op list's rows for
+    that op only, and what the list shows equals a full redraw; the log's last line and
+    the status follow the same tick."""
+    events = _recorded(1, 10)
+    start, ops_events, end = events[0], events[1:-1], events[-1]
+    app = PfdApp(None, break_on=(), suspend=contextlib.nullcontext, show_timings=False)
+    async with app.run_test(size=SIZE) as pilot:
+        app._ticker.pause()
+        put = app.bridge._on_event
+        put(start)
+        app.tick()
+        await pilot.pause()
+        ops = app.query_one(OpList)
+        refreshed = []
+        real = OpList.refresh_line
+        ops.refresh_line = lambda y: (refreshed.append(y), real(ops, y))
+        for i in range(0, len(ops_events), 2):
+            refreshed.clear()
+            put(ops_events[i])
+            put(ops_events[i + 1])
+            app.tick()
+            await pilot.pause()
+            name = ops_events[i].op
+            index = app.model.index_of(name)
+            assert index in refreshed or not refreshed   # nothing drawn yet: all of it
+            assert set(refreshed) <= {index, ops.cursor}
+            shown = _screen_lines(ops)
+            assert shown == _fresh_lines(ops)
+            assert "✓" in shown[index] and name in shown[index]
+            assert app.query_one(EventLog).lines[-1] == app.model.line(ops_events[i + 1],
+                                                                       False)
+            assert f"ops {i // 2 + 1}/10" in str(app.query_one(StatusBar).render())
+        put(end)
+        app.tick()
+        await pilot.pause()
+        assert _screen_lines(ops) == _fresh_lines(ops)
+        assert "FINISHED" in str(app.query_one(StatusBar).render())
+        app.stop_ticking()
+
+
+@pytest.mark.asyncio
+async def test_the_log_shows_its_last_lines_as_the_oldest_are_dropped(monkeypatch):
+    """A full log drops lines at the top while it follows the end: the lines on screen
+    are always its last ones (the lines it drew are kept, and move with the drop)."""
+    monkeypatch.setattr(event_log, "MAX_LINES", 50)
+    app = PfdApp(None, break_on=(), suspend=contextlib.nullcontext, show_timings=False)
+    async with app.run_test(size=SIZE) as pilot:
+        app.stop_ticking()
+        log = app.query_one(EventLog)
+        log.max_lines = 50
+        n = 0
+        for batch in (30, 15, 20, 7, 40):
+            log.add([f"line {n + k}" for k in range(batch)])
+            n += batch
+            await pilot.pause()
+            assert log.line_count == min(n, 50)
+            shown = [line.rstrip() for line in _screen_lines(log)]
+            visible = [line for line in shown if line]
+            assert visible == list(log.lines)[-len(visible):]
+            assert visible[-1] == f"line {n - 1}"
+
+
+def test_importing_the_ui_leaves_the_debugger_core_and_script_runner():
+    """``view`` and ``attach`` never use them: they load when the app is built."""
+    code = ("import sys, pyfunc_debug.tui.app; "
+            "print(sorted(m for m in sys.modules if m.startswith('pyfunc_debug.debug') "
+            "or m == 'pyfunc_debug.script'))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         check=True).stdout.strip()
+    assert out == "[]"
+
+
+@pytest.mark.asyncio
+async def test_the_program_starts_once_the_first_screen_is_drawn():
+    """The program's first event comes after the first screen was drawn."""
+    seen = []
+
+    def target():
+        seen.append(app._first_screen.is_set())
+        return 0
+
+    app = PfdApp(target, break_on=(), suspend=contextlib.nullcontext, show_timings=False)
+    async with app.run_test(size=SIZE) as pilot:
+        while not app.target_done:
+            await pilot.pause(0.05)
+        app.stop_ticking()
+    assert seen == [True]
+    assert not any(isinstance(e, ev.OpError) for e in app.bridge.recorded)
