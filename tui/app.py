@@ -127,8 +127,16 @@ class PfdApp(BreakpointActions, App):
         if self.target is not None:
             self.worker_thread = threading.Thread(target=self._work, name="pfd-worker", daemon=True)
             self.worker_thread.start()
-            self.call_after_refresh(self._first_screen.set)
+            self.call_after_refresh(self._screen_drawn, 2)
         self._update_status()
+
+    def _screen_drawn(self, frames: int) -> None:
+        """The program may start once the first screen is drawn and has settled: the
+        footer redraws itself once more for the keys of the focused pane."""
+        if frames > 1:
+            self.call_after_refresh(self._screen_drawn, frames - 1)
+        else:
+            self._first_screen.set()
 
     # -- worker thread --------------------------------------------------------------------
     def _work(self) -> None:
