@@ -48,3 +48,19 @@ def odd_values() -> dict:
         "int8 extremes": np.array([-128, 127], np.int8),
         "empty": np.zeros((0, 3), np.float32),
     }
+
+
+def step_chain(n: int):
+    """A graph of ``n`` ``numpy_function`` ops ``step0..`` each adding 1 to a float32
+    placeholder ``x``: (graph, x, last output). The UI tests' running program."""
+    import numpy as np
+
+    import pyfunc_debug as pfd
+    g = pfd.Graph()
+    with g.as_default():
+        x = pfd.compat.v1.placeholder(pfd.float32, name="x")
+        y = x
+        for i in range(n):
+            y = pfd.numpy_function(lambda v: v + np.float32(1), [y], pfd.float32,
+                                   name=f"step{i}")
+    return g, x, y

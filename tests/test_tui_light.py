@@ -19,6 +19,7 @@ from pyfunc_debug.tui.app import PfdApp
 from pyfunc_debug.tui.widgets.event_log import EventLog
 from pyfunc_debug.tui.widgets.inspector import Inspector
 from pyfunc_debug.tui.widgets.status_bar import StatusBar
+from programs import step_chain
 
 pytest.importorskip("textual")
 from textual.widgets import Static  # noqa: E402
@@ -26,17 +27,6 @@ from textual.widgets import Static  # noqa: E402
 SIZE = (120, 40)
 CHAIN, RUNS = 8, 40
 STALL = 60.0   # a worker that needs the stalled UI never finishes: this only ends the test
-
-
-def _chain(n: int):
-    g = pfd.Graph()
-    with g.as_default():
-        x = pfd.compat.v1.placeholder(pfd.float32, name="x")
-        y = x
-        for i in range(n):
-            y = pfd.numpy_function(lambda v: v + np.float32(1), [y], pfd.float32,
-                                   name=f"step{i}")
-    return g, x, y
 
 
 async def _until(pilot, cond, what: str, deadline: float = 30.0) -> None:
@@ -51,7 +41,7 @@ async def test_the_program_runs_on_while_the_ui_is_stalled_and_the_screen_catche
     """The UI's event loop is blocked while the program runs all its ops (and prints): had
     any event, print or status gone through the UI thread, the program would wait for
     it and never finish. Then every event is on screen: counts, op list, log, status."""
-    g, x, y = _chain(CHAIN)
+    g, x, y = step_chain(CHAIN)
     finished = threading.Event()
     results = []
 
@@ -95,7 +85,7 @@ async def test_the_program_runs_on_while_the_ui_is_stalled_and_the_screen_catche
 
 
 def _recorded(runs: int, chain: int) -> list:
-    g, x, y = _chain(chain)
+    g, x, y = step_chain(chain)
     with pfd.trace() as tr, pfd.Session(graph=g) as sess:
         for i in range(runs):
             sess.run(y, {x: np.float32(i)})

@@ -21,18 +21,13 @@ from pyfunc_debug.tui.widgets import event_log  # noqa: E402
 from pyfunc_debug.tui.widgets.event_log import EventLog  # noqa: E402
 from pyfunc_debug.tui.widgets.op_list import OpList  # noqa: E402
 from pyfunc_debug.tui.widgets.status_bar import StatusBar  # noqa: E402
+from programs import step_chain  # noqa: E402
 
 SIZE = (120, 40)
 
 
 def _recorded(runs: int, chain: int) -> list:
-    g = pfd.Graph()
-    with g.as_default():
-        x = pfd.compat.v1.placeholder(pfd.float32, name="x")
-        y = x
-        for i in range(chain):
-            y = pfd.numpy_function(lambda v: v + np.float32(1), [y], pfd.float32,
-                                   name=f"step{i}")
+    g, x, y = step_chain(chain)
     with pfd.trace() as tr, pfd.Session(graph=g) as sess:
         for i in range(runs):
             sess.run(y, {x: np.float32(i)})
