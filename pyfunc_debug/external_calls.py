@@ -91,13 +91,11 @@ def _summarized(inputs, cap):
         if a.__class__ is np.ndarray and a.ndim and a.flags.writeable:
             if marks is None:
                 marks = [None] * len(inputs)
-            if a.nbytes > _EXACT_BYTES and a.size > SAMPLE:
-                got = []
-                sums.append(summarize(a, cap, got))
-                marks[j] = got[0] if got else sample_bytes(a)
-                continue
-            marks[j] = a.tobytes()
-        sums.append(summarize(a, cap))
+            got = []
+            sums.append(summarize(a, cap, got))
+            marks[j] = got[0] if got else _mark(a)
+        else:
+            sums.append(summarize(a, cap))
     return tuple(sums), marks
 
 
