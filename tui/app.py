@@ -37,17 +37,18 @@ __all__ = ["PfdApp", "exit_status"]
 
 BATCH = 20_000      # events applied per tick at most (keeps the UI responsive)
 QUIT_WAIT = 1.0     # seconds a run aborted from pdb gets to end before the app leaves
-# Seconds between applying queued events and redrawing: 5 times a second. Drawing holds
-# the GIL the program's callbacks need (20 a second, the inspector included, made a
-# tf.data pipeline 5.5x slower than plain; this 2.6x; with rows, log lines and the header
-# redrawn only when changed, 2.2x, UI thread 1.15 s CPU a run, was 1.3 s; without any tick
-# 1.4x: Textual's frame, which redraws every pane the changed lines span, is the cost);
-# a pause, the run's end, a quit and an export apply everything at once.
-TICK = 0.2
+# Seconds between applying queued events and redrawing: 4 times a second, the least the
+# UI promises. Drawing holds the GIL the program's callbacks need, and each callback that
+# asks for it meanwhile waits up to the interpreter's switch interval (5 ms): 20 frames a
+# second made a tf.data pipeline 5.5x slower than plain; 5 a second 2.6x; with rows, log
+# lines and the header redrawn only when changed, 2.2x (without any tick 1.4x: Textual's
+# frame, which redraws every pane the changed lines span, is the cost). A pause, the run's
+# end, a quit and an export apply everything at once.
+TICK = 0.25
 # While a run goes on, the inspector follows the selected op every this many ticks (once a
 # second): redrawing its values and tables costs more than the rest of the screen. Choosing
 # an op, a pause and the run's end show it at once.
-INSPECT_TICKS = 5
+INSPECT_TICKS = 4
 FIRST_SCREEN = 1.0  # seconds the program waits at most for the first screen to be drawn
 
 

@@ -18,10 +18,18 @@ import time
 from typing import NamedTuple
 
 from pyfunc_debug import events as ev
+from pyfunc_debug.trace.summary import ValueSummary
 
 from .model import CallInputs, PdbSpan
 
 __all__ = ["Bridge", "Call", "Printed", "PSEUDO"]
+
+_new = tuple.__new__   # records built in C, as the executor builds events
+_OpEnd = ev.OpEnd
+_RUN_ID, _THREAD, _OP, _PARENT, _INPUTS, _OUTPUTS = map(
+    _OpEnd._fields.index, ("run_id", "thread", "op", "parent", "inputs", "outputs"))
+_VALUE = len(ValueSummary._fields) - 1
+assert ValueSummary._fields[_VALUE] == "value"
 
 # values up to this size are copied with each event so the inspector can show them
 VALUE_BYTES = 64 * 1024
@@ -96,16 +104,22 @@ class Bridge:
 
     # -- worker side -------------------------------------------------------------------
     def _on_event(self, e) -> None:
-        cls = type(e)
-        if cls is ev.OpEnd and e.parent is None:
-            self._pause_inputs.pop((e.op, e.thread), None)
-            call = Call(e.run_id, [s.value for s in e.inputs], [s.value for s in e.outputs])
-            self.latest_values[e.op] = self.last_finished[e.op] = call
+        """The link's callback, on the executing threads: written for speed (every event of
+        a running program passes here while the UI is up). An op's values are kept as its
+        latest call and stripped from the event (records made in C, not ``_replace``)."""
+        cls = e.__class__
+        if cls is _OpEnd:
+            ins, outs = e[_INPUTS], e[_OUTPUTS]
+            if e[_PARENT] is None:
+                if self._pause_inputs:
+                    self._pause_inputs.pop((e[_OP], e[_THREAD]), None)
+                self.latest_values[e[_OP]] = self.last_finished[e[_OP]] = _new(
+                    Call, (e[_RUN_ID], [s[_VALUE] for s in ins], [s[_VALUE] for s in outs], False))
+            if _has_values(ins) or _has_values(outs):
+                e = _new(_OpEnd, (*e[:_INPUTS], _strip(ins), _strip(outs), *e[_OUTPUTS + 1:]))
         elif cls is ev.OpError and e.parent is None:
             self._failed(e)
             return
-        if cls is ev.OpEnd and (_has_values(e.inputs) or _has_values(e.outputs)):
-            e = e._replace(inputs=_strip(e.inputs), outputs=_strip(e.outputs))
         elif cls is ev.Warning and _has_values(e.inputs):
             if e.parent is None:
                 self.inputs_after[e.op] = (e.run_id, [s.value for s in e.inputs])
@@ -212,10 +226,11 @@ PSEUDO = (Printed, PdbSpan, CallInputs)
 
 def _has_values(summaries) -> bool:
     for s in summaries:
-        if s.value is not None:
+        if s[_VALUE] is not None:
             return True
     return False
 
 
 def _strip(summaries) -> tuple:
-    return tuple(s._replace(value=None) for s in summaries)
+    """The summaries without their values (of the same class: a ``NonFiniteSummary`` too)."""
+    return tuple([_new(s.__class__, (*s[:_VALUE], None)) for s in summaries])
