@@ -9,7 +9,8 @@ after the imports to the end of its work):
 
 - ``tf``: ``--images`` 8x8 float32 images from ``tf.data``, each mapped through
   ``tf.py_function`` (``num_parallel_calls=AUTOTUNE``), batched, and one epoch
-  of a tiny Keras model trained on them.
+  of a tiny Keras model trained on them, timed to the end of training (not the
+  iterator's release after it, which sometimes stalls TensorFlow itself).
 - ``jax``: ``--steps`` calls of a ``jit``-compiled step holding a
   ``jax.pure_callback`` on a 64-element float32 array.
 
@@ -58,7 +59,11 @@ MODES = ("plain", "trace", "fault", "console", "ui")
 # -- the programs (run in a child process: --workload) -------------------------------------
 
 def tf_program(images: int) -> float:
-    """Seconds for the tf.data + py_function pipeline and one epoch of training."""
+    """Seconds for the tf.data + py_function pipeline and one epoch of training, up to the
+    end of training (Keras' ``on_train_end``). What ``fit`` does after that, releasing the
+    dataset's iterator, sometimes stalls TensorFlow for 0.5-2.5 s, plain runs too (seen
+    in 1 run of 3 here, by marking that moment): timed, it made every mode's times bimodal
+    and their medians a matter of luck."""
     import numpy as np
     import tensorflow as tf
 
@@ -82,8 +87,14 @@ def tf_program(images: int) -> float:
                                  tf.keras.layers.Dense(16, activation="relu"),
                                  tf.keras.layers.Dense(1)])
     model.compile(optimizer="sgd", loss="mse")
-    model.fit(ds, epochs=1, verbose=0)
-    return time.perf_counter() - t0
+    ended = []
+
+    class TrainEnd(tf.keras.callbacks.Callback):
+        def on_train_end(self, logs=None):
+            ended.append(time.perf_counter())
+
+    model.fit(ds, epochs=1, verbose=0, callbacks=[TrainEnd()])
+    return ended[0] - t0
 
 
 def jax_program(steps: int) -> float:
