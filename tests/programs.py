@@ -64,3 +64,17 @@ def step_chain(n: int):
             y = pfd.numpy_function(lambda v: v + np.float32(1), [y], pfd.float32,
                                    name=f"step{i}")
     return g, x, y
+
+
+def run_benchmark(script: str, *args: str, timeout: float = 300):
+    """``benchmarks/<script>`` with ``args`` in a fresh interpreter (the smoke tests'
+    tiny runs): its completed process, once it exited 0 without a traceback."""
+    import os
+    import subprocess
+    import sys
+    path = os.path.join(os.path.dirname(__file__), os.pardir, "benchmarks", script)
+    result = subprocess.run([sys.executable, path, *args], capture_output=True, text=True,
+                            timeout=timeout)
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert "Traceback" not in result.stderr, result.stderr
+    return result
