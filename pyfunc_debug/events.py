@@ -23,12 +23,13 @@ import threading
 import warnings
 from typing import NamedTuple
 
-from .trace.summary import ValueSummary
+from .trace.summary import ROW_FIELDS, ValueSummary
 
 __all__ = ["RunStart", "OpStart", "OpEnd", "OpError", "RunEnd", "BreakpointHit", "Warning",
            "ValueSummary", "subscribe", "Subscription", "EVENT_TYPES", "CAPTURE_LEVELS",
            "listening", "emit", "next_seq", "Origin", "origin", "remote_thread", "thread_name",
-           "note_thread", "WORKER_EVENTS", "OPTIONAL_TAIL", "without_empty_tail"]
+           "note_thread", "WORKER_EVENTS", "OPTIONAL_TAIL", "without_empty_tail",
+           "without_values"]
 
 CAPTURE_LEVELS = ("none", "summary", "full")
 # capture="fault" (``trace.faults``): while a fault recorder is open (``fault_capture``),
@@ -216,6 +217,29 @@ EVENT_TYPES = {cls.__name__: cls for cls in
 OPTIONAL_TAIL = ("worker", "pid")
 WORKER_EVENTS = (OpStart, OpEnd, OpError, BreakpointHit, Warning)
 _tuple_new = tuple.__new__
+
+
+# where each event type holds value summaries (OpEnd: inputs, outputs; Warning: inputs)
+_SUMMARY_AT = {cls: tuple(cls._fields.index(f) for f in ("inputs", "outputs") if f in cls._fields)
+               for cls in EVENT_TYPES.values()}
+_VALUE = ROW_FIELDS   # a summary's ``value``: the field after its row's
+
+
+def without_values(event):
+    """``event`` with no value copy in its summaries (capture="full" keeps them): the same
+    event when none has one. Built in C (no ``_replace``): the UI's bridge calls it for
+    every op end, on the program's threads. Summaries keep their class."""
+    stripped = None
+    for i in _SUMMARY_AT[event.__class__]:
+        if i < len(event):
+            for s in event[i]:
+                if s[_VALUE] is not None:
+                    if stripped is None:
+                        stripped = list(event)
+                    stripped[i] = tuple([_tuple_new(s.__class__, (*s[:_VALUE], None))
+                                         for s in event[i]])
+                    break
+    return event if stripped is None else _tuple_new(event.__class__, stripped)
 
 
 def _tail_field(i: int):

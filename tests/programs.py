@@ -1,4 +1,5 @@
-"""Small user programs the command-line tests run (shared, so each exists once)."""
+"""Small user programs the tests run, and the runner of the benchmarks' tiny runs (shared,
+so each exists once)."""
 
 # a py_func that raises KeyError: 2 for the input 1.0
 KEYERROR = """

@@ -61,3 +61,19 @@ def test_a_child_op_end_leaves_the_latest_call_of_its_op_alone():
     b._on_event(child)
     assert "inner/add" not in b.latest_values
     assert b.events.pop().inputs[0].value is None
+
+
+def test_an_input_modified_warning_keeps_the_inputs_as_left_and_is_queued_without_them():
+    left = np.array([9.0, 2.0], np.float32)
+    w = ev.Warning(9, 3, 2_000, 11, "augment", "EagerPyFunc", None, "wrote into input 0",
+                   "input_modified", (summarize(left, 1 << 16),))
+    b = _bridge()
+    b._on_event(w)
+    queued = b.events.pop()
+    assert queued == w._replace(inputs=(w.inputs[0]._replace(value=None),))
+    run_id, values = b.inputs_after["augment"]
+    assert run_id == 3
+    np.testing.assert_array_equal(values[0], left)
+    plain = w._replace(inputs=(summarize(left),))   # no values: queued as it came
+    b._on_event(plain)
+    assert b.events.pop() is plain

@@ -18,7 +18,7 @@ import time
 from typing import NamedTuple
 
 from pyfunc_debug import events as ev
-from pyfunc_debug.trace.summary import ValueSummary
+from pyfunc_debug.trace.summary import ROW_FIELDS
 
 from .model import CallInputs, PdbSpan
 
@@ -28,8 +28,7 @@ _new = tuple.__new__   # records built in C, as the executor builds events
 _OpEnd = ev.OpEnd
 _RUN_ID, _THREAD, _OP, _PARENT, _INPUTS, _OUTPUTS = map(
     _OpEnd._fields.index, ("run_id", "thread", "op", "parent", "inputs", "outputs"))
-_VALUE = len(ValueSummary._fields) - 1
-assert ValueSummary._fields[_VALUE] == "value"
+_VALUE = ROW_FIELDS   # a summary's ``value``: the field after its row's
 
 # values up to this size are copied with each event so the inspector can show them
 VALUE_BYTES = 64 * 1024
@@ -106,24 +105,24 @@ class Bridge:
     def _on_event(self, e) -> None:
         """The link's callback, on the executing threads: written for speed (every event of
         a running program passes here while the UI is up). An op's values are kept as its
-        latest call and stripped from the event (records made in C, not ``_replace``)."""
+        latest call and stripped from the event (``events.without_values``)."""
         cls = e.__class__
         if cls is _OpEnd:
-            ins, outs = e[_INPUTS], e[_OUTPUTS]
             if e[_PARENT] is None:
                 if self._pause_inputs:
                     self._pause_inputs.pop((e[_OP], e[_THREAD]), None)
-                self.latest_values[e[_OP]] = self.last_finished[e[_OP]] = _new(
-                    Call, (e[_RUN_ID], [s[_VALUE] for s in ins], [s[_VALUE] for s in outs], False))
-            if _has_values(ins) or _has_values(outs):
-                e = _new(_OpEnd, (*e[:_INPUTS], _strip(ins), _strip(outs), *e[_OUTPUTS + 1:]))
+                self.latest_values[e[_OP]] = self.last_finished[e[_OP]] = _new(Call, (
+                    e[_RUN_ID], [s[_VALUE] for s in e[_INPUTS]],
+                    [s[_VALUE] for s in e[_OUTPUTS]], False))
+            e = ev.without_values(e)
         elif cls is ev.OpError and e.parent is None:
             self._failed(e)
             return
-        elif cls is ev.Warning and _has_values(e.inputs):
-            if e.parent is None:
+        elif cls is ev.Warning:   # input_modified: the inputs as the op left them
+            stripped = ev.without_values(e)
+            if stripped is not e and e.parent is None:
                 self.inputs_after[e.op] = (e.run_id, [s.value for s in e.inputs])
-            e = e._replace(inputs=_strip(e.inputs))
+            e = stripped
         self.events.append(e)
 
     def _failed(self, e) -> None:
@@ -223,14 +222,3 @@ class Bridge:
 # what the queue carries besides events: not recorded, not counted as events
 PSEUDO = (Printed, PdbSpan, CallInputs)
 
-
-def _has_values(summaries) -> bool:
-    for s in summaries:
-        if s[_VALUE] is not None:
-            return True
-    return False
-
-
-def _strip(summaries) -> tuple:
-    """The summaries without their values (of the same class: a ``NonFiniteSummary`` too)."""
-    return tuple([_new(s.__class__, (*s[:_VALUE], None)) for s in summaries])

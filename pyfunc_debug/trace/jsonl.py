@@ -163,7 +163,7 @@ class JsonlWriter:
                 threads = set(map(_THREAD, batch))
                 self.threads |= threads
                 if self.window is not None:
-                    self.window.extend(batch if self._fast else map(_without_values, batch))
+                    self.window.extend(batch if self._fast else map(ev.without_values, batch))
                 if ev._origins:   # this process has seen a Dask worker's events: these?
                     remote = {t for t in threads if t < 0} - self._remote
                     if remote:
@@ -270,16 +270,6 @@ def _after_fork_in_child() -> None:
 
 if hasattr(os, "register_at_fork"):
     os.register_at_fork(after_in_child=_after_fork_in_child)
-
-
-def _without_values(event):
-    """``event`` with no captured value in its summaries (an OpEnd's, a Warning's inputs)."""
-    sums = getattr(event, "inputs", ()) + getattr(event, "outputs", ())
-    if all(s.value is None for s in sums):
-        return event
-    fields = {f: tuple(s._replace(value=None) for s in getattr(event, f))
-              for f in ("inputs", "outputs") if f in event._fields}
-    return event._replace(**fields)
 
 
 def _not_json(o):
