@@ -302,10 +302,10 @@ class Subscription:
     """A subscriber; ``close()`` (or ``with``) ends it."""
 
     __slots__ = ("callback", "op_callback", "capture", "capture_bytes", "reported", "closed",
-                 "records")
+                 "records", "settles")
 
     def __init__(self, callback, capture: str, capture_bytes: int, records=None,
-                 op_callback=None):
+                 op_callback=None, settles=None):
         if capture not in CAPTURE_LEVELS:
             raise ValueError(f"capture must be one of {CAPTURE_LEVELS}, not {capture!r}")
         self.callback = callback
@@ -315,6 +315,7 @@ class Subscription:
         self.reported = False
         self.closed = False
         self.records = records
+        self.settles = settles
 
     def close(self) -> None:
         _bus.remove(self)
@@ -335,6 +336,7 @@ class _Bus:
         self.capture = 0          # index into CAPTURE_LEVELS
         self.capture_bytes = 0
         self.records = None       # the one subscriber's record sink, when it takes records
+        self.defer = None         # the one subscriber's settling sink, at capture "summary"
         self._lock = threading.Lock()
 
     def add(self, sub: Subscription) -> None:
@@ -354,6 +356,7 @@ class _Bus:
                                  default=0)
         subs = self.subs
         self.records = subs[0].records if len(subs) == 1 and not self.capture else None
+        self.defer = subs[0].settles if len(subs) == 1 and self.capture == 1 else None
 
     def set_records(self, sub: Subscription, records) -> None:
         """Switch ``sub`` to (``records`` a sink) or from (``None``) op records."""
@@ -395,7 +398,7 @@ _bus = _Bus()
 
 
 def subscribe(callback, capture: str = "none", capture_bytes: int = 1 << 20,
-              records=None, op_callback=None) -> Subscription:
+              records=None, op_callback=None, settles=None) -> Subscription:
     """Call ``callback(event)`` for every event until ``handle.close()``.
 
     ``capture`` asks the executor for value summaries ("summary") or summaries
@@ -410,8 +413,14 @@ def subscribe(callback, capture: str = "none", capture_bytes: int = 1 << 20,
     of ``callback`` for the ``OpStart``/``OpEnd`` events of a session's run
     loop while this is the only subscriber: the events a trace has most of,
     where a C-level callable saves a Python call each.
+
+    ``settles`` (internal: a ``.jsonl`` trace's writer, see ``trace.pending``)
+    is an object whose ``op_write`` accepts a ``PendingOpEnd`` and settles its
+    summaries before anyone reads them, once its ``deferred`` is set: while
+    this is the only subscriber and capture is "summary", recorded framework
+    callbacks leave their small arrays' summaries to it.
     """
-    sub = Subscription(callback, capture, capture_bytes, records, op_callback)
+    sub = Subscription(callback, capture, capture_bytes, records, op_callback, settles)
     _bus.add(sub)
     return sub
 

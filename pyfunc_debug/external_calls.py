@@ -40,6 +40,7 @@ from .errors import CancelledError
 from .runtime.diagnose import HINTS, WATCHED_TYPES
 from .runtime.executor import new_run_id
 from .runtime.modified import HINT as _MODIFY_HINT
+from .trace.pending import PendingOpEnd, defer, settle
 from .trace.summary import PREVIEW_ITEMS, SAMPLE, ValueSummary, sample_bytes, summarize
 
 __all__ = ["CallbackRun", "Closing", "abort_of", "as_numpy"]
@@ -47,7 +48,8 @@ __all__ = ["CallbackRun", "Closing", "abort_of", "as_numpy"]
 _now = time.perf_counter_ns
 _new = tuple.__new__   # events built without NamedTuple's Python-level __new__
 _ndarray = np.ndarray
-_SHAPE, _NAN, _INF = (ValueSummary._fields.index(f) for f in ("shape", "nan", "inf"))
+_SHAPE, _NAN, _INF, _KEPT = (ValueSummary._fields.index(f)
+                             for f in ("shape", "nan", "inf", "value"))
 _runs: list = []   # every CallbackRun made, for abort_of
 _TOLD = 10         # diagnostics of one kind per op and run: a map over 2,000 samples that
                    # all make NaN must not bury the log (the first calls name the samples)
@@ -99,6 +101,38 @@ def _summarized(inputs, cap):
     return tuple(sums), marks
 
 
+def _deferred_inputs(inputs):
+    """``_summarized`` for a sink that takes summaries later (``trace.pending``): a small
+    numeric array's summary is pending, and its bytes are its write mark too."""
+    sums, marks = [], None
+    for j, a in enumerate(inputs):
+        s = defer(a) if a.__class__ is _ndarray else None
+        if s is None:
+            if a.__class__ is _ndarray and a.ndim and a.flags.writeable:
+                if marks is None:
+                    marks = [None] * len(inputs)
+                got = []
+                s = summarize(a, 0, got)
+                marks[j] = got[0] if got else _mark(a)
+            else:
+                s = summarize(a)
+        elif a.flags.writeable:
+            if marks is None:
+                marks = [None] * len(inputs)
+            marks[j] = s[_KEPT][0]   # == _mark(a): all of a small array's bytes
+        sums.append(s)
+    return tuple(sums), marks
+
+
+def _later(v):
+    """An output's summary: pending when it can be (``trace.pending.defer``), else now."""
+    if v.__class__ is not _ndarray:
+        v = as_numpy(v)
+        if v.__class__ is not _ndarray:
+            return summarize(v)
+    return defer(v) or summarize(v)
+
+
 def _send(bus, subs, event) -> None:
     """``event`` to the subscribers: the only one directly (its ``op_callback``: a JSONL
     stream's queue append), as the bus would, a failing one reported once."""
@@ -114,6 +148,7 @@ def _send(bus, subs, event) -> None:
 
 def _called_with(ins) -> str:
     """The call's inputs in a few words (which sample it was: ``in 0 = 1234 (int64)``)."""
+    ins = [settle(s) for s in ins]   # a pending summary has no preview yet
     parts = [f"in {j} = {s.preview} ({s.dtype})" if s.size <= PREVIEW_ITEMS and s.preview
              else f"in {j} {s.short()}" for j, s in enumerate(ins[:4])]
     if len(ins) > 4:
@@ -169,9 +204,45 @@ class CallbackRun:
             raise self._sticky(op)
         dbgs = attached()
         bus = ev._bus
-        if not dbgs and not bus.subs:
-            return func(*args)       # the fast path: nobody looks
+        if not dbgs:
+            if not bus.subs:
+                return func(*args)       # the fast path: nobody looks
+            if bus.defer is not None:    # a summary .jsonl trace alone: summaries later
+                return self._deferred(op, func, args, bus.defer)
         return self._observed(op, func, args, dbgs, bus)
+
+    def _deferred(self, op, func, args, sink):
+        """``_observed`` for a summary trace that takes small arrays' summaries later, in
+        its writer process (``trace.pending``), with no debugger attached: the events go
+        to that sink alone (only it can settle them); diagnostics run now, from what
+        pending summaries know (shapes, and no NaN/Inf: those are summarised now)."""
+        run_id = self._begin()
+        inputs = [a if a.__class__ is _ndarray else as_numpy(a) for a in args]
+        ins, marks = _deferred_inputs(inputs)
+        tid = threading.get_ident()
+        if ev.fault_capture:   # capture="fault" (trace.faults)
+            ev.held_calls[tid] = (op, inputs, func, self.kind)
+        if tid not in ev.thread_names:
+            ev.note_thread(tid)
+        write = sink.op_write
+        t0 = _now()
+        write(_new(ev.OpStart, (ev.next_seq(), run_id, t0, tid, op.name, op.type, None,
+                                op.source, (), None, None)))
+        try:
+            result = func(*args)
+        except BaseException as exc:
+            self._failed(op, exc, inputs, inputs, run_id, tid, t0, ())
+            raise
+        t1 = _now()
+        outs = tuple(map(_later, _flat(result)))
+        sink.deferred = True
+        write(_new(PendingOpEnd, (ev.next_seq(), run_id, t1, tid, op.name, op.type, None,
+                                  t1 - t0, ins, outs, None, None)))
+        if outs:
+            self._diagnose(op, run_id, ins, outs)
+        if marks is not None:
+            self._written(op, run_id, ins, inputs, marks, 0)
+        return result
 
     def _observed(self, op, func, args, dbgs, bus):
         """Written for speed (every call of every callback, when someone records): arrays
@@ -334,7 +405,7 @@ class CallbackRun:
         written = [j for j, m in enumerate(marks) if m is not None and _mark(inputs[j]) != m]
         if not written:
             return
-        after = list(ins)
+        after = [settle(s) for s in ins]
         for j in written:
             after[j] = summarize(inputs[j], cap)
         which = ", ".join(map(str, written))

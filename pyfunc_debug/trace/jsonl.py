@@ -39,6 +39,7 @@ from .. import events as ev
 from ..events import RunEnd
 from .bulk import paused_gc
 from .codec import event_from_row, event_to_row, schema, schema_compatible, strict_row
+from .pending import PendingOpEnd, settled, wire_row
 from .values import BadValue, read_value, values_dir, write_value
 
 __all__ = ["JsonlWriter", "load_trace", "TraceFormatError", "LoadedTrace", "FORMAT", "VERSION",
@@ -52,6 +53,7 @@ BATCH = 2048  # lines parsed per json.loads call when loading
 
 
 _ROW_NAMES = {cls: (name,) for name, cls in ev.EVENT_TYPES.items()}
+_ROW_NAMES[PendingOpEnd] = ("OpEnd",)
 _NL = orjson.Fragment(b"\n")  # between rows: the only raw newline a batch's JSON holds
 _END = orjson.Fragment(b"")  # after the last newline: its commas go with the others
 _THREAD = operator.itemgetter(3)  # every event's ``thread``
@@ -95,6 +97,12 @@ class JsonlWriter:
     and ``threads`` holds the thread of every written event. With them a
     recorder needs no lock of its own: ``write`` is its callback, and
     ``op_write`` (the queue's own ``append``, a C call) its ``op_callback``.
+
+    Once a framework callback queues a ``PendingOpEnd`` (``deferred`` set, see
+    ``pending``), the lines go to a ``writer_process`` that settles the
+    pending summaries and writes them; the window then holds such events as
+    they were queued (``settle_window`` settles them where they sit). If that
+    process cannot start, they are settled here.
     """
 
     def __init__(self, path, capture: str, window=None):
@@ -120,6 +128,9 @@ class JsonlWriter:
         self.counts = collections.Counter()  # event type -> events written
         self.threads: set = set()
         self._queue = collections.deque()
+        self.deferred = False  # set by a callback queueing a PendingOpEnd (pending)
+        self._process = None   # the writer_process the lines go to, once deferred
+        self._here = False     # it could not start: settle pending summaries here
         self.op_write = self.write
         self._remote: set = set()        # remote threads the origins file names
         self._lock = threading.Lock()    # one batch at a time, in queue order
@@ -158,8 +169,17 @@ class JsonlWriter:
             n = len(queue)
             if n:  # popleft: events queued meanwhile (another thread) stay for the next batch
                 batch = [queue.popleft() for _ in range(n)]
-                self._f.write(self._encode(batch))
+                if self.deferred and self._process is None and not self._here:
+                    self._start_process()
+                if self._process is not None:
+                    self._process.write(self._encode(batch, wire_row))
+                else:
+                    if self.deferred:
+                        settled(batch)
+                    self._f.write(self._encode(batch))
                 self.counts.update(map(type, batch))
+                if self.deferred:
+                    self.counts[ev.OpEnd] += self.counts.pop(PendingOpEnd, 0)
                 threads = set(map(_THREAD, batch))
                 self.threads |= threads
                 if self.window is not None:
@@ -168,8 +188,37 @@ class JsonlWriter:
                     remote = {t for t in threads if t < 0} - self._remote
                     if remote:
                         self._write_origins(remote)
-            if to_os:
+            if to_os and self._process is None:   # the process hands each batch to the OS
                 self._f.flush()
+
+    def _start_process(self) -> None:
+        """The lines so far into the file, then every later batch to a ``writer_process``
+        (or, if it cannot start, settled and written here)."""
+        from .writer_process import WriterProcess
+        self._f.flush()
+        try:
+            process = WriterProcess(self.path)
+        except OSError as e:
+            warnings.warn(f"pyfunc-debug: {self.path}: the trace's writer process did not start "
+                          f"({e}); its callbacks' summaries are taken in this process",
+                          RuntimeWarning, stacklevel=4)
+            self._here = True
+            return
+        self._f.close()
+        self._process = process
+
+    def sync(self) -> None:
+        """Every event queued so far written to the file (for a reader of the file while
+        the recording goes on)."""
+        self.flush()
+        if self._process is not None:
+            self._process.sync()
+
+    def settle_window(self) -> None:
+        """The window's ``PendingOpEnd`` events as ``OpEnd`` events of settled summaries."""
+        if self.deferred and self.window is not None:
+            with self._lock:
+                settled(self.window)
 
     def _write_origins(self, remote) -> None:
         """``<path>.origins.json``: the process each remote thread id in the trace stands
@@ -191,9 +240,10 @@ class JsonlWriter:
         except Exception as e:  # e.g. the disk is full: raised by close()
             self._error = e
 
-    def _encode(self, batch):
+    def _encode(self, batch, row=_ROW):
         """The JSON lines of ``batch`` (bytes-like): each the row ``event_to_row`` gives,
-        as strict JSON.
+        as strict JSON (``row``: a summary's row; ``pending.wire_row`` for the writer
+        process).
 
         One ``orjson.dumps`` of the rows with a raw newline between them: JSON
         strings never hold a raw newline, so ``,\\n,`` only ever joins two rows.
@@ -211,11 +261,11 @@ class JsonlWriter:
                     rows[-1] = _END
                     rows[:-1:2] = map(operator.add, map(_ROW_NAMES.__getitem__,
                                                         map(type, batch)), batch)
-                    data = orjson.dumps(rows, default=_ROW)  # b'[row,\n,row,\n,...,row,\n,]'
+                    data = orjson.dumps(rows, default=row)  # b'[row,\n,row,\n,...,row,\n,]'
                     del rows
                 return memoryview(data.replace(b",\n,", b"\n"))[1:-1]   # no copy of the lines
             except (KeyError, TypeError, orjson.JSONEncodeError):
-                pass
+                settled(batch)   # the generic way knows no pending summary
         return "".join([self._generic(e) + "\n" for e in batch]).encode()
 
     def _generic(self, event) -> str:
@@ -239,6 +289,10 @@ class JsonlWriter:
         self._lock = threading.Lock()
         self._queue.clear()
         self._flusher = None
+        if self._process is not None:   # the parent's process and pipe: not ours
+            self._process = None
+            self._here = True
+            self._f = open(self.path, "ab")
 
     def close(self) -> None:
         """Write what is queued, stop the helper thread and close the file."""
@@ -250,11 +304,14 @@ class JsonlWriter:
             self._closing.set()
             if self._flusher is not threading.current_thread():
                 self._flusher.join()
-        if not self._f.closed:
+        if self._process is not None or not self._f.closed:
             try:
                 self.flush()
             finally:
                 self._f.close()
+                process, self._process = self._process, None
+                if process is not None:
+                    process.close()
         if self._error is not None:  # the helper thread's batch was not written
             error, self._error = self._error, None
             raise error

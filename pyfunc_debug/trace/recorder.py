@@ -40,11 +40,18 @@ class Trace:
         self.path = None if path is None else os.fspath(path)
         self.capture = capture
         self.capture_bytes = capture_bytes
-        self.events: list = []
+        self._events: list = []
         self._names: dict[int, str] = {}
         self._sub = None
         self._writer = None
         self.faults = None   # capture="fault": the ``trace.faults.FaultRecorder``
+
+    @property
+    def events(self):
+        """The recorded events (of a streamed trace, its window: see the class)."""
+        if self._writer is not None:   # callbacks' summaries taken later: taken now
+            self._writer.settle_window()
+        return self._events
 
     @property
     def thread_names(self) -> dict:
@@ -53,7 +60,7 @@ class Trace:
             self._writer.flush(to_os=False)
             threads = self._writer.threads
         else:
-            threads = {e.thread for e in self.events}
+            threads = {e.thread for e in self._events}
         names = self._names   # named when asked (threads note their names as they run)
         for t in threads - names.keys():
             names[t] = ev.thread_name(t) or ("main" if t == threading.main_thread().ident
@@ -64,8 +71,8 @@ class Trace:
         if self.path is not None and self.path.endswith(".jsonl"):
             # the writer keeps the window and the counts (filled as batches are written:
             # complete after each run and on exit)
-            self.events = collections.deque(maxlen=RECENT_EVENTS)
-            self._writer = JsonlWriter(self.path, self.capture, window=self.events)
+            self._events = collections.deque(maxlen=RECENT_EVENTS)
+            self._writer = JsonlWriter(self.path, self.capture, window=self._events)
             callback, on_op = self._writer.write, self._writer.op_write
         else:
             callback = on_op = self._recorder()
@@ -74,13 +81,16 @@ class Trace:
             from .faults import FaultRecorder
             self.faults = FaultRecorder(self.path if self._writer is not None else None)
             callback, level = self.faults.watching(callback), "summary"
-        self._sub = ev.subscribe(callback, level, self.capture_bytes, op_callback=on_op)
+        # a summary .jsonl trace takes callbacks' small summaries later (trace.pending)
+        settles = self._writer if self._writer is not None and level == "summary" else None
+        self._sub = ev.subscribe(callback, level, self.capture_bytes, op_callback=on_op,
+                                 settles=settles)
         return self
 
     def _recorder(self):
         """``_on_event`` of an in-memory trace: ``list.append`` itself (atomic, and no Python
         call per event); thread names come from ``events.thread_name`` when asked."""
-        return self.events.append
+        return self._events.append
 
     def __exit__(self, *exc) -> bool:
         self._sub.close()
@@ -96,12 +106,12 @@ class Trace:
         if self._writer is not None:
             self._writer.flush(to_os=False)   # include what is queued
             return self._writer.counts[cls]
-        return sum(1 for e in self.events if type(e) is cls)
+        return sum(1 for e in self._events if type(e) is cls)
 
     @property
     def event_count(self) -> int:
         """Events recorded (streamed ones included, not only the window)."""
-        return self._writer.count if self._writer is not None else len(self.events)
+        return self._writer.count if self._writer is not None else len(self._events)
 
     @property
     def op_count(self) -> int:
@@ -121,7 +131,7 @@ class Trace:
         if self._writer is None:
             return to_pandas(self.events, os.getpid())
         if self._sub is not None and not self._sub.closed:
-            self._writer.flush()   # the block still runs: what is queued, into the file
+            self._writer.sync()   # the block still runs: what is queued, into the file
         from .jsonl import load_trace
         return load_trace(self.path).to_pandas()
 

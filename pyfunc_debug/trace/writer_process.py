@@ -1,0 +1,142 @@
+"""The helper process that finishes a ``.jsonl`` trace's lines: pending summaries, writing.
+
+A program's callbacks share the interpreter lock with the framework, so the
+work of recording them costs the program most when it runs in the program's
+process (``pending``). ``JsonlWriter`` therefore starts this process the first
+time a callback leaves its summaries pending, and from then on sends it every
+batch of lines instead of writing them itself. The process takes the pending
+summaries of a batch at once (``pending.settle_all``), writes the lines in
+the order they came and hands them to the operating system at once.
+
+It is started in a session of its own, so a Ctrl+C at the terminal reaches
+only the program: the process finishes writing what it was sent and exits
+when its input closes — also when the program is killed, so a killed
+program's trace is complete up to its last batch. Its errors (a full disk)
+are written to its error file and raised by the program's ``close``.
+
+    python -m pyfunc_debug.trace.writer_process PATH   (the program starts it)
+"""
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import tempfile
+
+__all__ = ["WriterProcess", "SYNC", "settle_lines"]
+
+SYNC = b"\x01\n"      # a line no JSON row starts with: "write everything, then answer"
+_MARKED = b'"\\u0000"'  # how orjson writes ``pending.MARK``
+_PIPE_BYTES = 1 << 20  # the pipe's buffer (Linux): the program never waits while it starts
+
+
+class WriterProcess:
+    """The program's side: ``write(lines)``, ``sync()``, ``close()``."""
+
+    def __init__(self, path: str):
+        root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+        env = dict(os.environ, PYTHONPATH=os.pathsep.join(
+            [root] + [p for p in os.environ.get("PYTHONPATH", "").split(os.pathsep) if p]))
+        self._errors = tempfile.TemporaryFile()
+        self.proc = subprocess.Popen(
+            [sys.executable, "-m", "pyfunc_debug.trace.writer_process", path],
+            stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=self._errors, env=env,
+            start_new_session=True)
+        self._fd = self.proc.stdin.fileno()
+        try:
+            import fcntl
+            fcntl.fcntl(self._fd, getattr(fcntl, "F_SETPIPE_SZ", 1031), _PIPE_BYTES)
+        except (ImportError, OSError, ValueError):   # not Linux: the default buffer
+            pass
+
+    def write(self, data) -> None:
+        """Send ``data`` (whole lines); raises ``OSError`` naming the cause if the process
+        is gone."""
+        view = memoryview(data)
+        try:
+            while view:
+                view = view[os.write(self._fd, view):]
+        except BrokenPipeError:
+            raise self._failure() from None
+
+    def sync(self) -> None:
+        """Return once every line sent so far is in the file."""
+        self.write(SYNC)
+        if self.proc.stdout.read(1) != b"k":
+            raise self._failure()
+
+    def close(self) -> None:
+        """Close its input and wait until it has written everything."""
+        try:
+            self.proc.stdin.close()
+        except BrokenPipeError:
+            pass
+        code = self.proc.wait()
+        self.proc.stdout.close()
+        if code != 0:
+            raise self._failure()
+        self._errors.close()
+
+    def _failure(self) -> OSError:
+        code = self.proc.wait()
+        self._errors.seek(0)
+        text = self._errors.read().decode(errors="replace").strip().splitlines()
+        return OSError(f"the trace's writer process (pid {self.proc.pid}) stopped with exit "
+                       f"status {code}: {text[-1] if text else 'no message'}")
+
+
+def settle_lines(lines: bytes) -> bytes:
+    """``lines`` (whole JSON rows) with every pending summary made its summary's row."""
+    if _MARKED not in lines:
+        return lines
+    import orjson
+
+    from .pending import MARK, from_wire, settle_all
+
+    rows = lines.split(b"\n")
+    parsed, spots, pending = {}, [], []
+    for i, line in enumerate(rows):
+        if _MARKED in line:
+            row = parsed[i] = orjson.loads(line)
+            for field in row:
+                if type(field) is list:
+                    for j, item in enumerate(field):
+                        if type(item) is list and item and item[0] == MARK:
+                            spots.append((field, j))
+                            pending.append(from_wire(item))
+    for (field, j), summary in zip(spots, settle_all(pending)):
+        field[j] = summary.row
+    for i, row in parsed.items():
+        rows[i] = orjson.dumps(row)
+    return b"\n".join(rows)
+
+
+def main(path: str) -> int:
+    with open(path, "ab") as out:
+        rest = b""
+        while True:
+            chunk = os.read(0, 1 << 20)
+            if not chunk:
+                break
+            data = rest + chunk
+            cut = data.rfind(b"\n") + 1
+            lines, rest = data[:cut], data[cut:]
+            syncs = lines.count(SYNC)
+            if syncs:
+                lines = b"".join(lines.split(SYNC))   # SYNC is a whole line: rows stay whole
+            if lines:
+                out.write(settle_lines(lines))
+            out.flush()
+            if syncs:
+                os.write(1, b"k" * syncs)
+        if rest:   # the program died mid-line: the loader skips a torn last line
+            out.write(rest)
+    return 0
+
+
+if __name__ == "__main__":
+    try:
+        sys.exit(main(sys.argv[1]))
+    except Exception as e:  # noqa: BLE001 - the program raises it on close
+        print(f"{type(e).__name__}: {e}", file=sys.stderr)
+        sys.exit(1)
