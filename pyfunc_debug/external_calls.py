@@ -40,7 +40,7 @@ from .errors import CancelledError
 from .runtime.diagnose import HINTS, WATCHED_TYPES
 from .runtime.executor import new_run_id
 from .runtime.modified import HINT as _MODIFY_HINT
-from .trace.pending import PendingOpEnd, defer, settle
+from .trace.pending import DEFER_LIMIT, PendingOpEnd, pending, settle
 from .trace.summary import PREVIEW_ITEMS, SAMPLE, ValueSummary, sample_bytes, summarize
 
 __all__ = ["CallbackRun", "Closing", "abort_of", "as_numpy"]
@@ -48,8 +48,8 @@ __all__ = ["CallbackRun", "Closing", "abort_of", "as_numpy"]
 _now = time.perf_counter_ns
 _new = tuple.__new__   # events built without NamedTuple's Python-level __new__
 _ndarray = np.ndarray
-_SHAPE, _NAN, _INF, _KEPT = (ValueSummary._fields.index(f)
-                             for f in ("shape", "nan", "inf", "value"))
+_SHAPE, _SIZE, _NAN, _INF = (ValueSummary._fields.index(f)
+                             for f in ("shape", "size", "nan", "inf"))
 _runs: list = []   # every CallbackRun made, for abort_of
 _TOLD = 10         # diagnostics of one kind per op and run: a map over 2,000 samples that
                    # all make NaN must not bury the log (the first calls name the samples)
@@ -103,34 +103,37 @@ def _summarized(inputs, cap):
 
 def _deferred_inputs(inputs):
     """``_summarized`` for a sink that takes summaries later (``trace.pending``): a small
-    numeric array's summary is pending, and its bytes are its write mark too."""
+    numeric array's summary is pending (its bytes are its write mark too)."""
     sums, marks = [], None
     for j, a in enumerate(inputs):
-        s = defer(a) if a.__class__ is _ndarray else None
-        if s is None:
-            if a.__class__ is _ndarray and a.ndim and a.flags.writeable:
+        s = None
+        if a.__class__ is _ndarray:
+            blob = a.tobytes() if a.size <= DEFER_LIMIT else None
+            s = pending(a, blob, False) if blob is not None else None
+            if a.ndim and a.flags.writeable:
                 if marks is None:
                     marks = [None] * len(inputs)
-                got = []
-                s = summarize(a, 0, got)
-                marks[j] = got[0] if got else _mark(a)
-            else:
-                s = summarize(a)
-        elif a.flags.writeable:
-            if marks is None:
-                marks = [None] * len(inputs)
-            marks[j] = s[_KEPT][0]   # == _mark(a): all of a small array's bytes
-        sums.append(s)
+                if s is not None:
+                    marks[j] = blob   # == _mark(a): all of a small array's bytes
+                else:
+                    got = []
+                    s = summarize(a, 0, got)
+                    marks[j] = got[0] if got else _mark(a)
+        sums.append(summarize(a) if s is None else s)
     return tuple(sums), marks
 
 
 def _later(v):
-    """An output's summary: pending when it can be (``trace.pending.defer``), else now."""
+    """An output's summary: pending when it can be (``trace.pending.pending``), else now."""
     if v.__class__ is not _ndarray:
         v = as_numpy(v)
         if v.__class__ is not _ndarray:
             return summarize(v)
-    return defer(v) or summarize(v)
+    if v.size <= DEFER_LIMIT:
+        s = pending(v, v.tobytes(), True)
+        if s is not None:
+            return s
+    return summarize(v)
 
 
 def _send(bus, subs, event) -> None:
@@ -372,7 +375,8 @@ class CallbackRun:
 
     def _non_finite(self, op, run_id, ins, outs) -> None:
         for i, s in enumerate(outs):
-            if s.nan or s.inf:
+            if s[_NAN] or s[_INF]:
+                ins = [settle(x) for x in ins]   # a pending input's counts: taken now
                 if not any(x.nan or x.inf for x in ins):
                     what = ", ".join(f"{n} {k}" for n, k in ((s.nan, "NaN"), (s.inf, "Inf")) if n)
                     self._warn(op, run_id, "non_finite", f"op '{op.name}' ({op.type}) made "
@@ -394,11 +398,12 @@ class CallbackRun:
 
     def _rank(self, op, run_id, a, b) -> None:
         """As for our own ops: the same values in another rank than the input's."""
-        if b.size == a.size and len(b.shape) != len(a.shape) and a.size > 1:
+        size, shape, before = a[_SIZE], b[_SHAPE], a[_SHAPE]   # by index: pending ones too
+        if b[_SIZE] == size and len(shape) != len(before) and size > 1:
             self._warn(op, run_id, "shape_change", f"op '{op.name}' ({op.type}) returned shape "
-                       f"{_shape(b.shape)} for input shape {_shape(a.shape)}: the same values "
+                       f"{_shape(shape)} for input shape {_shape(before)}: the same values "
                        f"in another rank, which broadcasting downstream can silently enlarge "
-                       f"(e.g. to {_shape((a.size, a.size))})")
+                       f"(e.g. to {_shape((size, size))})")
 
     def _written(self, op, run_id, ins, inputs, marks, cap) -> None:
         """``input_modified`` when the call wrote into an input (``marks`` before it)."""

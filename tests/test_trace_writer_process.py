@@ -22,7 +22,7 @@ import pyfunc_debug as pfd
 from pyfunc_debug import events as ev
 from pyfunc_debug.debug.external import ExternalOp
 from pyfunc_debug.external_calls import CallbackRun
-from pyfunc_debug.trace.pending import defer, settle_all, wire_row
+from pyfunc_debug.trace.pending import pending, settle_all
 from pyfunc_debug.trace.summary import summarize
 from pyfunc_debug.trace.writer_process import settle_lines
 
@@ -167,19 +167,26 @@ ARRAYS = st.one_of(
 
 
 @settings(max_examples=60, deadline=None)
-@given(st.lists(ARRAYS, min_size=1, max_size=12))
-def test_a_batch_settles_to_what_summarize_gives(arrays):
-    pending = [defer(a) for a in arrays]
-    kept = [(p, a) for p, a in zip(pending, arrays) if p is not None]
-    assert all(p is not None for p, a in zip(pending, arrays) if 0 < a.size <= 1024)
+@given(st.lists(ARRAYS, min_size=1, max_size=12), st.booleans())
+def test_a_batch_settles_to_what_summarize_gives(arrays, checked):
+    made = [pending(a, a.tobytes(), checked) for a in arrays]
+    kept = [(p, a) for p, a in zip(made, arrays) if p is not None]
+    assert all(p is not None for p, a in zip(made, arrays) if 0 < a.size <= 1024 and a.ndim)
     assert settle_all([p for p, _ in kept]) == [summarize(a) for _, a in kept]
+
+
+def test_an_unchecked_input_holding_nan_or_inf_settles_exactly():
+    arrays = [np.array([1, np.nan, np.inf, -2], np.float32), np.array([np.inf, 1.0])]
+    made = [pending(a, a.tobytes(), False) for a in arrays]
+    assert settle_all(made) == [summarize(a) for a in arrays]
+    assert settle_all(made)[0].nan == 1 and settle_all(made)[0].inf == 1
 
 
 def test_settling_the_lines_sent_gives_the_lines_written_here():
     import orjson
     arrays = [np.arange(10, dtype=np.float32), np.arange(3, dtype=np.int16)]
-    rows = [["OpEnd", 1, 1, 5, 9, "f", "PyFunc", None, 3, [wire_row(defer(a))], []]
-            for a in arrays]
+    rows = [["OpEnd", 1, 1, 5, 9, "f", "PyFunc", None, 3, [pending(a, a.tobytes(), False)],
+             []] for a in arrays]
     sent = b"\n".join(orjson.dumps(r) for r in rows) + b"\n"
     here = b"\n".join(orjson.dumps(["OpEnd", 1, 1, 5, 9, "f", "PyFunc", None, 3,
                                     [summarize(a).row], []]) for a in arrays) + b"\n"

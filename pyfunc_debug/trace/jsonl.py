@@ -39,7 +39,7 @@ from .. import events as ev
 from ..events import RunEnd
 from .bulk import paused_gc
 from .codec import event_from_row, event_to_row, schema, schema_compatible, strict_row
-from .pending import PendingOpEnd, settled, wire_row
+from .pending import PendingOpEnd, settled
 from .values import BadValue, read_value, values_dir, write_value
 
 __all__ = ["JsonlWriter", "load_trace", "TraceFormatError", "LoadedTrace", "FORMAT", "VERSION",
@@ -172,7 +172,7 @@ class JsonlWriter:
                 if self.deferred and self._process is None and not self._here:
                     self._start_process()
                 if self._process is not None:
-                    self._process.write(self._encode(batch, wire_row))
+                    self._process.write(self._encode(batch))   # pending summaries as they are
                 else:
                     if self.deferred:
                         settled(batch)
@@ -240,10 +240,9 @@ class JsonlWriter:
         except Exception as e:  # e.g. the disk is full: raised by close()
             self._error = e
 
-    def _encode(self, batch, row=_ROW):
+    def _encode(self, batch):
         """The JSON lines of ``batch`` (bytes-like): each the row ``event_to_row`` gives,
-        as strict JSON (``row``: a summary's row; ``pending.wire_row`` for the writer
-        process).
+        as strict JSON (a pending summary, a plain tuple, as it is: see ``pending``).
 
         One ``orjson.dumps`` of the rows with a raw newline between them: JSON
         strings never hold a raw newline, so ``,\\n,`` only ever joins two rows.
@@ -261,7 +260,7 @@ class JsonlWriter:
                     rows[-1] = _END
                     rows[:-1:2] = map(operator.add, map(_ROW_NAMES.__getitem__,
                                                         map(type, batch)), batch)
-                    data = orjson.dumps(rows, default=row)  # b'[row,\n,row,\n,...,row,\n,]'
+                    data = orjson.dumps(rows, default=_ROW)  # b'[row,\n,row,\n,...,row,\n,]'
                     del rows
                 return memoryview(data.replace(b",\n,", b"\n"))[1:-1]   # no copy of the lines
             except (KeyError, TypeError, orjson.JSONEncodeError):

@@ -28,6 +28,7 @@ __all__ = ["WriterProcess", "SYNC", "settle_lines"]
 SYNC = b"\x01\n"      # a line no JSON row starts with: "write everything, then answer"
 _MARKED = b'"\\u0000"'  # how orjson writes ``pending.MARK``
 _PIPE_BYTES = 1 << 20  # the pipe's buffer (Linux): the program never waits while it starts
+_INPUTS, _OUTPUTS = 9, 10   # in an OpEnd's row (its type name first; see codec)
 
 
 class WriterProcess:
@@ -91,19 +92,21 @@ def settle_lines(lines: bytes) -> bytes:
         return lines
     import orjson
 
-    from .pending import MARK, from_wire, settle_all
+    from .pending import from_row, settle_all
 
     rows = lines.split(b"\n")
     parsed, spots, pending = {}, [], []
     for i, line in enumerate(rows):
         if _MARKED in line:
             row = parsed[i] = orjson.loads(line)
-            for field in row:
-                if type(field) is list:
-                    for j, item in enumerate(field):
-                        if type(item) is list and item and item[0] == MARK:
-                            spots.append((field, j))
-                            pending.append(from_wire(item))
+            if row[0] != "OpEnd":   # only an OpEnd's inputs and outputs are left pending
+                continue
+            for field in (row[_INPUTS], row[_OUTPUTS]):
+                for j, item in enumerate(field):
+                    p = from_row(item)
+                    if p is not None:
+                        spots.append((field, j))
+                        pending.append(p)
     for (field, j), summary in zip(spots, settle_all(pending)):
         field[j] = summary.row
     for i, row in parsed.items():
