@@ -53,6 +53,10 @@ class Trace:
             self._writer.settle_window()
         return self._events
 
+    @events.setter
+    def events(self, events) -> None:   # e.g. a UI's recorded events, to ``save``
+        self._events = events
+
     @property
     def thread_names(self) -> dict:
         """thread ident -> name, for every thread in the recording."""
