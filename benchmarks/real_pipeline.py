@@ -33,7 +33,11 @@ over it, defined as one ``np.maximum.reduce(x)`` (the cheapest read of every ele
 we know: SIMD, one core), and per summarised array also to ``x.sum()`` (numpy's
 pairwise sum, about 3x as long),
 timed in the same rounds. The recorded call summarises two arrays (input and
-output), so the ratio is also given per summarised array. The same callback
+output), so the ratio is also given per summarised array. For 64 elements
+also recorded to a ``.jsonl`` file, as ``trace --tf`` records: the CPU this
+process spends per call over the unrecorded call (the calling thread and the
+writer's thread), and that of the writer process, which takes the small
+arrays' summaries on another core (its start, about 0.3 s, included). The same callback
 on 64 elements in a ``tf.function`` (``tf.numpy_function``, ``instrument()``
 with and without a trace) gives the in-framework difference, noisier.
 
@@ -241,6 +245,15 @@ def per_call(calls: int, rounds: int) -> dict:
         return x + np.float32(1)
 
     out = {}
+    with tempfile.TemporaryDirectory() as tmp:
+        x = np.random.default_rng(0).random(64, dtype=np.float32)
+        t = {"program": [], "writer": []}
+        for r in range(rounds + 1):
+            here, writer = _to_jsonl(lambda: run.call(op, inc, (x,)), run, calls * 10, tmp)
+            if r:
+                t["program"].append(here)
+                t["writer"].append(writer)
+        out["jsonl"] = {k: statistics.median(v) for k, v in t.items()}
     for size, n in ((64, calls), (1 << 20, max(3, calls // 100))):
         x = np.random.default_rng(0).random(size, dtype=np.float32)
         t = {"unrecorded": [], "recorded": [], "pass": [], "sum": []}
@@ -259,6 +272,35 @@ def per_call(calls: int, rounds: int) -> dict:
         out[size] = {k: statistics.median(v) for k, v in t.items()}
         out[size]["spread"] = {k: (min(v), max(v)) for k, v in t.items()}
     return out
+
+
+def _to_jsonl(call, run, n: int, tmp: str) -> tuple:
+    """(µs of this process's CPU per recorded call over an unrecorded one, µs of the writer
+    process's CPU per call) for ``n`` calls recorded to a ``.jsonl`` trace."""
+    import resource
+
+    import pyfunc_debug as pfd
+
+    def cpu_per_call(fn):
+        c0 = time.process_time()
+        fn()
+        return (time.process_time() - c0) / n * 1e6
+
+    def unrecorded():
+        for _ in range(n):
+            call()
+
+    def recorded():
+        with pfd.trace(os.path.join(tmp, "calls.jsonl")):
+            for _ in range(n):
+                call()
+            run.end()
+
+    children = resource.getrusage(resource.RUSAGE_CHILDREN)
+    base, here = cpu_per_call(unrecorded), cpu_per_call(recorded)
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    writer = (after.ru_utime + after.ru_stime - children.ru_utime - children.ru_stime) / n * 1e6
+    return here - base, writer
 
 
 def tf_per_call(calls: int, rounds: int):
@@ -299,6 +341,9 @@ def tf_per_call(calls: int, rounds: int):
 def report_calls(calls: dict, tf_calls) -> None:
     small, big = calls[64], calls[1 << 20]
     print("per call, x + 1 through the wrapper (medians; min-max):")
+    print(f"  64 float32 recorded to .jsonl: this process +{calls['jsonl']['program']:.2f} µs CPU "
+          f"per call, the writer process {calls['jsonl']['writer']:.2f} µs per call "
+          f"(another core)")
     d = small["recorded"] - small["unrecorded"]
     print(f"  64 float32:  unrecorded {small['unrecorded']:.2f} µs, recorded "
           f"{small['recorded']:.2f} µs ({small['spread']['recorded'][0]:.2f}-"

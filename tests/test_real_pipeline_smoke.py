@@ -31,6 +31,8 @@ def test_the_per_call_figures_come_out(capsys):
     out = capsys.readouterr().out
     assert "64 float32:" in out and "x one pass" in out
     assert calls[64]["recorded"] > 0 and calls[1 << 20]["pass"] > 0
+    assert "64 float32 recorded to .jsonl: this process +" in out
+    assert calls["jsonl"]["writer"] > 0   # the writer process ran, and was counted
 
 
 @pytest.mark.skipif(importlib.util.find_spec("jax") is None, reason="needs the jax extra")

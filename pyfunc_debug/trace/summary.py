@@ -12,9 +12,14 @@ cost as much as an op like ``x + 1`` — takes one pass instead: its sum (one
 when the sum overflows, the exact path runs) and gives the mean; min/max come
 from the sample (``approx``). NaN/Inf counts stay exact everywhere.
 
-Small arrays (up to ``_SMALL`` elements, what callbacks mostly get) pay fixed
-costs, not passes: ``argmin``/``argmax`` and a BLAS dot for the sum, a third
-of the ufunc reductions' cost there.
+Small arrays (up to ``_SMALL`` elements, what callbacks mostly get) are
+summarised from their items as Python numbers (``tolist``, then ``sum``,
+``min``, ``max``): numpy's ``argmin``, ``argmax`` and BLAS ``dot`` release
+the interpreter lock even on 64 elements (and its reductions do above about
+500), and in a program whose threads share the lock — every TensorFlow or JAX
+callback runs on one — each release lets another thread in for up to a
+switch interval: measured, 50–150 µs a release on 64 elements beside one
+busy thread. Sums of small float arrays are float64 sums of their items.
 
 Complex values: min, max and mean are those of the magnitudes ``|z|``; an
 element counts as NaN when either part is NaN, else as Inf when either part is
@@ -257,23 +262,23 @@ def summarize(value, capture_bytes: int = 0, sample_out: list | None = None) -> 
             found = _big_float32(arr, flat, kept, sample_out)
             if found is not None:
                 return found
-        if size <= _SMALL:   # argmin/argmax (NaN counts as least and greatest): C methods
-            lo, hi = float(flat.item(flat.argmin())), float(flat.item(flat.argmax()))
-            ones = _SMALL_ONES.get(dt)
-            if ones is not None and lo - lo == 0.0 and hi - hi == 0.0 and (
-                    size * max(hi, -lo) < 1e37):
-                # the callbacks' common case, inline: finite floats whose BLAS dot cannot
-                # overflow, the preview formatted in one operation
-                if arr.ndim == 0:
-                    preview = str(lo)[:80]
-                elif size > PREVIEW_ITEMS:
-                    preview = ("[" + _FLOAT_FORMATS[PREVIEW_ITEMS]
-                               % tuple(flat[:PREVIEW_ITEMS].tolist()) + ", …]")[:80]
-                else:
-                    preview = "[" + _FLOAT_FORMATS[size] % tuple(flat.tolist()) + "]"
-                return _new(ValueSummary, (arr.shape, _NAMES[dt], size, lo, hi,
-                                           float(flat.dot(ones[:size])) / size, 0, 0, preview,
-                                           False, kept))
+        if size <= _SMALL:   # the callbacks' common case, inline and lock-free (above)
+            items = flat.tolist()
+            total = sum(items)
+            if total - total != 0.0:   # a NaN or ±Inf (or a float64 sum's overflow)
+                return _non_finite(arr, flat, kept)
+            head = items[:PREVIEW_ITEMS]
+            if arr.ndim == 0:
+                preview = str(head[0])[:80]
+            elif kind == "f":   # one format operation for the shown items
+                preview = ("[" + _FLOAT_FORMATS[len(head)] % tuple(head) +
+                           (", …]" if size > PREVIEW_ITEMS else "]"))[:80]
+            else:
+                preview = ("[" + ", ".join(map(str, head)) +
+                           (", …]" if size > PREVIEW_ITEMS else "]"))[:80]
+            return _new(ValueSummary, (arr.shape, _NAMES.get(dt) or dt.name, size,
+                                       float(min(items)), float(max(items)), total / size,
+                                       0, 0, preview, False, kept))
         else:
             lo, hi = float(_min(flat)), float(_max(flat))
         if lo - lo == 0.0 and hi - hi == 0.0:   # no NaN/Inf
@@ -325,24 +330,23 @@ _ndarray = np.ndarray
 def _sum(flat, lo: float, hi: float) -> float:
     """The sum of real ``flat`` (no NaN/Inf), whose values lie in [lo, hi], as a float.
 
-    In the array's own dtype when no partial sum can overflow (``size * max|x|``
+    A small one (``_SMALL`` elements or fewer): the sum of its items, lock-free
+    (see the module docstring). A bigger one: in the array's own dtype when no partial sum can overflow (``size * max|x|``
     under the dtype's bound; numpy sums floats pairwise, ints exactly), which
     costs half of a float64 sum (a cast runs buffered); else in float64 — an
     overflow there (float64 values near the top of the range) gives ±Inf, no warning.
     """
     size = flat.size
+    if size <= _SMALL:   # the items' sum, as for a small array's summary (lock-free)
+        return float(sum(flat.tolist()))
     bound = _NATIVE_SUM.get(flat.dtype)
     if bound is not None and size * max(hi, -lo) < bound:
-        ones = _SMALL_ONES.get(flat.dtype) if size <= _SMALL else None
-        if ones is not None:   # BLAS dot: half the cost of a ufunc reduction on small data
-            return float(flat.dot(ones[:size]))
         return float(_add(flat))
     with np.errstate(over="ignore", invalid="ignore"):
         return float(_add(flat, dtype=_F64))
 
 
 _SMALL = 1024   # arrays up to this size take the small-array path: fixed costs dominate
-_SMALL_ONES = {np.dtype(t): np.ones(_SMALL, t) for t in (np.float32, np.float64)}
 # dtype -> the bound under which its own sum cannot overflow (numpy sums small ints as int64)
 _NATIVE_SUM = {np.dtype(np.float32): 1e37, np.dtype(np.float64): 1e306}
 _NATIVE_SUM.update({np.dtype(t): float(1 << 62) for t in (np.int8, np.int16, np.int32,
