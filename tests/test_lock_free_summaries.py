@@ -22,8 +22,10 @@ from pyfunc_debug.trace.pending import pending
 from pyfunc_debug.trace.summary import summarize
 
 
-def _other_thread_ran(fn, n: int = 100) -> int:
-    """How many times a thread waiting for the lock ran while ``fn`` ran ``n`` times."""
+def _other_thread_ran(fn, n: int = 300) -> int:
+    """How many times a thread waiting for the lock ran while ``fn`` ran up to ``n`` times
+    (it stops at the first: a release is rare to catch, each lasting a microsecond or so,
+    and the waiting thread then keeps the lock for the switch interval)."""
     count, stop = [0], [False]
 
     def spin():
@@ -38,6 +40,8 @@ def _other_thread_ran(fn, n: int = 100) -> int:
         before = count[0]
         for _ in range(n):
             fn()
+            if count[0] != before:
+                break
         ran = count[0] - before
         stop[0] = True
         thread.join()
@@ -53,7 +57,7 @@ ARRAYS = [np.random.default_rng(0).random(64, dtype=np.float32).reshape(8, 8),
 
 def test_the_check_sees_a_release():   # else the tests below could not fail
     x, ones = ARRAYS[0].ravel(), np.ones(64, np.float32)
-    assert _other_thread_ran(lambda: x.dot(ones)) > 0
+    assert _other_thread_ran(lambda: x.dot(ones), n=50_000) > 0
 
 
 @pytest.mark.parametrize("a", ARRAYS, ids=lambda a: f"{a.dtype}{list(a.shape)}")
