@@ -127,6 +127,28 @@ def test_a_write_error_on_the_helper_thread_is_raised_on_close(tmp_path):
         w.close()
 
 
+def test_after_a_write_error_later_events_are_dropped_not_kept(tmp_path):
+    """A full disk (or a dead writer process) mid-run: the helper thread goes on taking
+    batches, so a long run's events do not pile up in memory until it ends."""
+    w = JsonlWriter(tmp_path / "t.jsonl", "summary")
+
+    def fail(text):
+        raise OSError(28, "No space left on device")
+    w._f.write = fail
+    w.op_write(_start(1))
+    deadline = time.monotonic() + 10
+    while w._error is None and time.monotonic() < deadline:
+        time.sleep(0.01)
+    for seq in range(2, 2000):
+        w.op_write(_start(seq))   # ops between runs: only the helper thread writes them
+    while w._queue and time.monotonic() < deadline:
+        time.sleep(0.01)
+    assert not w._queue and w._flusher.is_alive()
+    del w._f.write
+    with pytest.raises(OSError, match="No space left"):
+        w.close()
+
+
 def test_closing_stops_the_helper_thread(tmp_path):
     w = JsonlWriter(tmp_path / "t.jsonl", "summary")
     thread = w._flusher

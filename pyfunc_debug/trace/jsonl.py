@@ -233,12 +233,13 @@ class JsonlWriter:
         os.replace(tmp, path)
 
     def _flush_periodically(self) -> None:
-        try:
-            while not self._closing.wait(FLUSH_NS / 1e9):
-                if self._queue:
+        while not self._closing.wait(FLUSH_NS / 1e9):
+            if self._queue:
+                try:
                     self.flush()
-        except Exception as e:  # e.g. the disk is full: raised by close()
-            self._error = e
+                except Exception as e:  # a full disk, a dead writer process: raised by close()
+                    if self._error is None:   # and later batches dropped, not kept in memory
+                        self._error = e
 
     def _encode(self, batch):
         """The JSON lines of ``batch`` (bytes-like): each the row ``event_to_row`` gives,
