@@ -111,7 +111,7 @@ def test_a_writer_process_that_dies_is_an_error_naming_it_on_close(tmp_path):
     with pytest.raises(OSError, match="writer process .* stopped with exit status -9"):
         with pfd.trace(tmp_path / "t.jsonl") as tr:
             run.call(op, lambda v: v, (np.ones(4, np.float32),))
-            tr._writer.flush()
+            tr._writer.sync()   # it has said it is ready: it dies with lines of ours
             process = tr._writer._process.proc
             process.kill()
             process.wait()
@@ -205,3 +205,16 @@ def test_without_a_writer_process_the_summaries_are_taken_here(tmp_path, monkeyp
     assert process is None
     ends = [e for e in pfd.load_trace(str(path)) if e.__class__ is ev.OpEnd]
     assert [e.outputs for e in ends] == [(summarize(v),) for v in VALUES]
+
+
+def test_a_writer_process_that_cannot_start_leaves_the_lines_to_the_program(tmp_path,
+                                                                             monkeypatch):
+    """An interpreter that is not Python (an embedding application) or a broken
+    environment: what was sent before the process said it was ready is written here."""
+    monkeypatch.setattr(sys, "executable", "/bin/false")
+    path = tmp_path / "t.jsonl"
+    with pytest.warns(RuntimeWarning, match="writer process .* exit status 1.*taken in this"):
+        tr, process = _record(path, VALUES * 20)
+    ends = [e for e in pfd.load_trace(str(path)) if e.__class__ is ev.OpEnd]
+    assert [e.outputs for e in ends] == [(summarize(v),) for v in VALUES * 20]
+    assert tr.op_count == len(VALUES) * 20

@@ -131,6 +131,7 @@ class JsonlWriter:
         self.deferred = False  # set by a callback queueing a PendingOpEnd (pending)
         self._process = None   # the writer_process the lines go to, once deferred
         self._here = False     # it could not start: settle pending summaries here
+        self._start_failed = ()   # writer_process.StartFailed, once imported (catches none)
         self.op_write = self.write
         self._remote: set = set()        # remote threads the origins file names
         self._lock = threading.Lock()    # one batch at a time, in queue order
@@ -172,7 +173,11 @@ class JsonlWriter:
                 if self.deferred and self._process is None and not self._here:
                     self._start_process()
                 if self._process is not None:
-                    self._process.write(self._encode(batch))   # pending summaries as they are
+                    try:
+                        self._process.write(self._encode(batch))   # pending summaries as they are
+                    except self._start_failed as e:
+                        self._process = None
+                        self._take_back(e)
                 else:
                     if self.deferred:
                         settled(batch)
@@ -194,11 +199,12 @@ class JsonlWriter:
     def _start_process(self) -> None:
         """The lines so far into the file, then every later batch to a ``writer_process``
         (or, if it cannot start, settled and written here)."""
-        from .writer_process import WriterProcess
+        from .writer_process import StartFailed, WriterProcess
+        self._start_failed = StartFailed
         self._f.flush()
         try:
             process = WriterProcess(self.path)
-        except OSError as e:
+        except (OSError, ValueError, TypeError) as e:   # no interpreter to start, no pipe
             warnings.warn(f"pyfunc-debug: {self.path}: the trace's writer process did not start "
                           f"({e}); its callbacks' summaries are taken in this process",
                           RuntimeWarning, stacklevel=4)
@@ -207,12 +213,27 @@ class JsonlWriter:
         self._f.close()
         self._process = process
 
+    def _take_back(self, failed) -> None:
+        """The writer process could not start: what was sent to it, settled here, and every
+        later batch too."""
+        from .writer_process import settle_lines
+        warnings.warn(f"pyfunc-debug: {self.path}: {failed}; its callbacks' summaries are "
+                      "taken in this process", RuntimeWarning, stacklevel=4)
+        self._here = True
+        self._f = open(self.path, "ab")
+        self._f.write(settle_lines(failed.sent))
+
     def sync(self) -> None:
         """Every event queued so far written to the file (for a reader of the file while
         the recording goes on)."""
         self.flush()
         if self._process is not None:
-            self._process.sync()
+            try:
+                self._process.sync()
+            except self._start_failed as e:
+                with self._lock:
+                    self._process = None
+                    self._take_back(e)
 
     def settle_window(self) -> None:
         """The window's ``PendingOpEnd`` events as ``OpEnd`` events of settled summaries."""
@@ -308,10 +329,13 @@ class JsonlWriter:
             try:
                 self.flush()
             finally:
-                self._f.close()
                 process, self._process = self._process, None
                 if process is not None:
-                    process.close()
+                    try:
+                        process.close()
+                    except self._start_failed as e:
+                        self._take_back(e)
+                self._f.close()
         if self._error is not None:  # the helper thread's batch was not written
             error, self._error = self._error, None
             raise error

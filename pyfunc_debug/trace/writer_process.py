@@ -12,23 +12,35 @@ It is started in a session of its own, so a Ctrl+C at the terminal reaches
 only the program: the process finishes writing what it was sent and exits
 when its input closes — also when the program is killed, so a killed
 program's trace is complete up to its last batch. Its errors (a full disk)
-are written to its error file and raised by the program's ``close``.
+are written to its error file and raised by the program's ``close``. Until it
+says it is ready (its imports done), the program keeps what it sent: a
+process that cannot start (an embedding interpreter, a broken environment)
+raises ``StartFailed`` with those lines, for the program to write itself.
 
     python -m pyfunc_debug.trace.writer_process PATH   (the program starts it)
 """
 from __future__ import annotations
 
 import os
+import select
 import subprocess
 import sys
 import tempfile
 
-__all__ = ["WriterProcess", "SYNC", "settle_lines"]
+__all__ = ["WriterProcess", "StartFailed", "SYNC", "settle_lines"]
 
 SYNC = b"\x01\n"      # a line no JSON row starts with: "write everything, then answer"
 _MARKED = b'"\\u0000"'  # how orjson writes ``pending.MARK``
 _PIPE_BYTES = 1 << 20  # the pipe's buffer (Linux): the program never waits while it starts
 _INPUTS, _OUTPUTS = 9, 10   # in an OpEnd's row (its type name first; see codec)
+
+
+class StartFailed(OSError):
+    """The process ended before it was ready; ``sent``: every line sent to it."""
+
+    def __init__(self, message: str, sent: bytes):
+        super().__init__(message)
+        self.sent = sent
 
 
 class WriterProcess:
@@ -44,6 +56,7 @@ class WriterProcess:
             stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=self._errors, env=env,
             start_new_session=True)
         self._fd = self.proc.stdin.fileno()
+        self._sent: list | None = []   # what was sent before it said it is ready
         try:
             import fcntl
             fcntl.fcntl(self._fd, getattr(fcntl, "F_SETPIPE_SZ", 1031), _PIPE_BYTES)
@@ -53,6 +66,8 @@ class WriterProcess:
     def write(self, data) -> None:
         """Send ``data`` (whole lines); raises ``OSError`` naming the cause if the process
         is gone."""
+        if self._sent is not None and not self._ready(wait=False):
+            self._sent.append(bytes(data))
         view = memoryview(data)
         try:
             while view:
@@ -60,10 +75,21 @@ class WriterProcess:
         except BrokenPipeError:
             raise self._failure() from None
 
+    def _ready(self, wait: bool) -> bool:
+        """Whether the process said it is ready (``b"r"``, once); keeping what was sent
+        ends then."""
+        if self._sent is None:
+            return True
+        if wait or select.select([self.proc.stdout], [], [], 0)[0]:
+            if self.proc.stdout.read(1) == b"r":
+                self._sent = None
+                return True
+        return False
+
     def sync(self) -> None:
         """Return once every line sent so far is in the file."""
         self.write(SYNC)
-        if self.proc.stdout.read(1) != b"k":
+        if not self._ready(wait=True) or self.proc.stdout.read(1) != b"k":
             raise self._failure()
 
     def close(self) -> None:
@@ -82,8 +108,11 @@ class WriterProcess:
         code = self.proc.wait()
         self._errors.seek(0)
         text = self._errors.read().decode(errors="replace").strip().splitlines()
-        return OSError(f"the trace's writer process (pid {self.proc.pid}) stopped with exit "
-                       f"status {code}: {text[-1] if text else 'no message'}")
+        message = (f"the trace's writer process (pid {self.proc.pid}) stopped with exit "
+                   f"status {code}: {text[-1] if text else 'no message'}")
+        if self._sent is not None and not self.proc.stdout.read(1) == b"r":   # it ended: EOF
+            return StartFailed(message, b"".join(self._sent))
+        return OSError(message)
 
 
 def settle_lines(lines: bytes) -> bytes:
@@ -114,7 +143,19 @@ def settle_lines(lines: bytes) -> bytes:
     return b"\n".join(rows)
 
 
+def _tell(answer: bytes) -> None:
+    """Answer the program; a program that is gone (killed) leaves its lines to us still."""
+    try:
+        os.write(1, answer)
+    except OSError:
+        pass
+
+
 def main(path: str) -> int:
+    import orjson  # noqa: F401 - what settling needs, imported before saying ready
+
+    from . import pending  # noqa: F401
+    _tell(b"r")
     with open(path, "ab") as out:
         rest = b""
         while True:
@@ -131,7 +172,7 @@ def main(path: str) -> int:
                 out.write(settle_lines(lines))
             out.flush()
             if syncs:
-                os.write(1, b"k" * syncs)
+                _tell(b"k" * syncs)
         if rest:   # the program died mid-line: the loader skips a torn last line
             out.write(rest)
     return 0
