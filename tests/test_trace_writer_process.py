@@ -207,11 +207,18 @@ def test_without_a_writer_process_the_summaries_are_taken_here(tmp_path, monkeyp
     assert [e.outputs for e in ends] == [(summarize(v),) for v in VALUES]
 
 
+@pytest.mark.parametrize("ends", ["at once", "later"])
 def test_a_writer_process_that_cannot_start_leaves_the_lines_to_the_program(tmp_path,
-                                                                             monkeypatch):
+                                                                             monkeypatch, ends):
     """An interpreter that is not Python (an embedding application) or a broken
-    environment: what was sent before the process said it was ready is written here."""
-    monkeypatch.setattr(sys, "executable", "/bin/false")
+    environment: what was sent before the process said it was ready is written here —
+    whether a write finds it gone, or only closing the trace does."""
+    interpreter = "/bin/false"
+    if ends == "later":   # every line fits in the pipe: found when the trace closes
+        interpreter = tmp_path / "not-python"
+        interpreter.write_text("#!/bin/sh\nsleep 0.5\nexit 1\n")
+        interpreter.chmod(0o755)
+    monkeypatch.setattr(sys, "executable", str(interpreter))
     path = tmp_path / "t.jsonl"
     with pytest.warns(RuntimeWarning, match="writer process .* exit status 1.*taken in this"):
         tr, process = _record(path, VALUES * 20)

@@ -99,10 +99,12 @@ class WriterProcess:
         except BrokenPipeError:
             pass
         code = self.proc.wait()
-        self.proc.stdout.close()
-        if code != 0:
-            raise self._failure()
-        self._errors.close()
+        try:
+            if code != 0:
+                raise self._failure()   # reads its answers and its error file: still open
+        finally:
+            self.proc.stdout.close()
+            self._errors.close()
 
     def _failure(self) -> OSError:
         code = self.proc.wait()
