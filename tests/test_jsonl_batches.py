@@ -112,16 +112,22 @@ def test_a_batch_encodes_as_each_event_alone(tmp_path):
     assert loaded[5].outputs[0] == odd
 
 
-def test_a_write_error_on_the_helper_thread_is_raised_on_close(tmp_path):
-    w = JsonlWriter(tmp_path / "t.jsonl", "summary")
-
+def _disk_full(w, first):
+    """``w``'s file refuses every write; ``first`` queued, and the helper thread's error
+    waited for. Returns the deadline it waited with."""
     def fail(text):
         raise OSError(28, "No space left on device")
     w._f.write = fail
-    w.write(_start(1))
+    first(_start(1))
     deadline = time.monotonic() + 10
     while w._error is None and time.monotonic() < deadline:
         time.sleep(0.01)
+    return deadline
+
+
+def test_a_write_error_on_the_helper_thread_is_raised_on_close(tmp_path):
+    w = JsonlWriter(tmp_path / "t.jsonl", "summary")
+    _disk_full(w, w.write)
     del w._f.write
     with pytest.raises(OSError, match="No space left"):
         w.close()
@@ -131,14 +137,7 @@ def test_after_a_write_error_later_events_are_dropped_not_kept(tmp_path):
     """A full disk (or a dead writer process) mid-run: the helper thread goes on taking
     batches, so a long run's events do not pile up in memory until it ends."""
     w = JsonlWriter(tmp_path / "t.jsonl", "summary")
-
-    def fail(text):
-        raise OSError(28, "No space left on device")
-    w._f.write = fail
-    w.op_write(_start(1))
-    deadline = time.monotonic() + 10
-    while w._error is None and time.monotonic() < deadline:
-        time.sleep(0.01)
+    deadline = _disk_full(w, w.op_write)
     for seq in range(2, 2000):
         w.op_write(_start(seq))   # ops between runs: only the helper thread writes them
     while w._queue and time.monotonic() < deadline:
