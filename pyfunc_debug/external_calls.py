@@ -83,33 +83,20 @@ def _mark(a) -> bytes:
     return a.tobytes() if a.nbytes <= _EXACT_BYTES or a.size <= SAMPLE else sample_bytes(a)
 
 
-def _summarized(inputs, cap):
+def _summarized(inputs, cap, later: bool = False):
     """Before the call: the inputs' summaries, and the ``_mark`` of each input the callback
     could write into (a writable array: TF hands ``numpy_function`` its tensors' memory),
     or None when there is none. A big float32 input's mark is the sample its summary
-    gathered (one strided gather, not two)."""
-    sums, marks = [], None
-    for j, a in enumerate(inputs):
-        if a.__class__ is np.ndarray and a.ndim and a.flags.writeable:
-            if marks is None:
-                marks = [None] * len(inputs)
-            got = []
-            sums.append(summarize(a, cap, got))
-            marks[j] = got[0] if got else _mark(a)
-        else:
-            sums.append(summarize(a, cap))
-    return tuple(sums), marks
-
-
-def _deferred_inputs(inputs):
-    """``_summarized`` for a sink that takes summaries later (``trace.pending``): a small
-    numeric array's summary is pending (its bytes are its write mark too)."""
+    gathered (one strided gather, not two). With ``later`` (a sink that takes summaries
+    later, ``trace.pending``) a small numeric array's summary is pending, and its bytes
+    are its mark."""
     sums, marks = [], None
     for j, a in enumerate(inputs):
         s = None
-        if a.__class__ is _ndarray:
-            blob = a.tobytes() if a.size <= DEFER_LIMIT else None
-            s = pending(a, blob, False) if blob is not None else None
+        if a.__class__ is np.ndarray:
+            if later and a.size <= DEFER_LIMIT:
+                blob = a.tobytes()
+                s = pending(a, blob, False)
             if a.ndim and a.flags.writeable:
                 if marks is None:
                     marks = [None] * len(inputs)
@@ -117,9 +104,9 @@ def _deferred_inputs(inputs):
                     marks[j] = blob   # == _mark(a): all of a small array's bytes
                 else:
                     got = []
-                    s = summarize(a, 0, got)
+                    s = summarize(a, cap, got)
                     marks[j] = got[0] if got else _mark(a)
-        sums.append(summarize(a) if s is None else s)
+        sums.append(summarize(a, cap) if s is None else s)
     return tuple(sums), marks
 
 
@@ -221,7 +208,7 @@ class CallbackRun:
         pending summaries know (shapes, and no NaN/Inf: those are summarised now)."""
         run_id = self._begin()
         inputs = [a if a.__class__ is _ndarray else as_numpy(a) for a in args]
-        ins, marks = _deferred_inputs(inputs)
+        ins, marks = _summarized(inputs, 0, later=True)
         tid = threading.get_ident()
         if ev.fault_capture:   # capture="fault" (trace.faults)
             ev.held_calls[tid] = (op, inputs, func, self.kind)
