@@ -171,3 +171,50 @@ async def test_between_full_updates_the_inspector_header_never_contradicts_the_o
         assert app._ticks_since_shown < app_module.INSPECT_TICKS   # not a full update
         assert "RUNNING" in str(app.query_one("#insp-header").render())
         app.stop_ticking()
+
+
+@pytest.mark.asyncio
+async def test_a_running_ops_new_values_are_shown_without_laying_out_the_screen(monkeypatch):
+    """Once a second the inspector shows the running op's latest values. When they take
+    the room the old ones took (same shape, cells no wider), the parts and the value grid
+    are updated in place: a layout of the screen redraws every pane and, on a program
+    bound by the interpreter lock, costs it 30-60 ms each time. The grid still shows
+    every new value in full; a wider one rebuilds it, wide enough."""
+    from textual.coordinate import Coordinate
+    from pyfunc_debug.tui.widgets.inspector import Values
+
+    events = _recorded(1, 2)
+    app = PfdApp(None, break_on=(), suspend=contextlib.nullcontext, show_timings=False)
+    rng = np.random.default_rng(0)
+    async with app.run_test(size=SIZE) as pilot:
+        app._ticker.pause()
+        for e in events:
+            app.bridge._on_event(e)
+        app.tick()
+        await pilot.pause()
+        inspector, row = app.query_one(Inspector), app.model.rows["step0"]
+        grid = app.query_one("#insp-grid")
+        first = rng.random((8, 8), dtype=np.float32)
+        first[0] = -0.00123456          # each column's widest cell (11 characters)
+        inspector.show(row, Values([first + 1], [first]))   # the output is shown first
+        await pilot.pause()
+
+        layouts = []
+        real = app.screen._refresh_layout
+        monkeypatch.setattr(app.screen, "_refresh_layout",
+                            lambda *a, **k: (layouts.append(1), real(*a, **k))[1])
+        for _ in range(3):
+            new = rng.random((8, 8), dtype=np.float32)
+            inspector.show(row, Values([new], [new + 1]))
+            await pilot.pause()
+            assert [[grid.get_cell_at(Coordinate(r, c + 1)) for c in range(8)]
+                    for r in range(8)] == [[f"{v:.6g}" for v in r] for r in new + 1]
+        assert layouts == []
+
+        wide = rng.random((8, 8), dtype=np.float32)
+        wide[3, 5] = -1.2345678e-05     # wider than any cell so far: the grid is rebuilt
+        inspector.show(row, Values([wide + 1], [wide]))
+        await pilot.pause()
+        assert grid.get_cell_at(Coordinate(3, 6)) == "-1.23457e-05"
+        assert grid.ordered_columns[6].get_render_width(grid) >= len("-1.23457e-05")
+        app.stop_ticking()

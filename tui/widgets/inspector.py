@@ -8,10 +8,12 @@ from __future__ import annotations
 from typing import NamedTuple
 
 import numpy as np
+from rich.cells import cell_len
 from rich.text import Text
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import VerticalScroll
+from textual.coordinate import Coordinate
 from textual.widgets import DataTable, Sparkline, Static
 
 from pyfunc_debug.trace.summary import summarize
@@ -90,6 +92,7 @@ class Inspector(VerticalScroll, can_focus=True):
         self._reason = ""
         self._shown = None          # the op on show: another one starts at the top
         self._parts: dict = {}      # what each Static part shows now
+        self._grid = None           # (column labels, column widths) the value grid has
 
     def compose(self) -> ComposeResult:
         yield Static("Select an op.", id="insp-header")
@@ -109,12 +112,13 @@ class Inspector(VerticalScroll, can_focus=True):
         if row is None:
             self._clear()
             return
-        self._set("#insp-header", self._header(row, pause, relative, timings))
-        self._set("#insp-summaries", self._summaries(row, pause))
+        # same_height: a running op's once-a-second update changes numbers, not heights
+        self._set("#insp-header", self._header(row, pause, relative, timings), same_height=True)
+        self._set("#insp-summaries", self._summaries(row, pause), same_height=True)
         # a pause holds its own call's error (another call of the op may have failed since)
         error = error_text(pause.error) if pause is not None and pause.error is not None \
             else row.error
-        self._set("#insp-error", _error(error, row.children[-12:]))
+        self._set("#insp-error", _error(error, row.children[-12:]), same_height=True)
         labelled, reason = _labelled(values), reason or no_values_reason(row, live)
         if self._shown != row.name or not _same_values(labelled, self._values) \
                 or (from_run, reason) != (self._from_run, self._reason):
@@ -154,6 +158,7 @@ class Inspector(VerticalScroll, can_focus=True):
         for part in ("#insp-summaries", "#insp-error", "#insp-caption"):
             self._set(part, "")
         self.query_one("#insp-grid", DataTable).clear(columns=True)
+        self._grid = None
         spark = self.query_one("#insp-spark", Sparkline)
         spark.data = []
         spark.display = False
@@ -213,8 +218,9 @@ class Inspector(VerticalScroll, can_focus=True):
     def _show_value(self) -> None:
         grid = self.query_one("#insp-grid", DataTable)
         spark = self.query_one("#insp-spark", Sparkline)
-        grid.clear(columns=True)
         if not self._values:
+            grid.clear(columns=True)
+            self._grid = None
             self._set("#insp-caption", f"({self._reason})" if self._reason else "")
             spark.data = []
             spark.display = False
@@ -225,9 +231,16 @@ class Inspector(VerticalScroll, can_focus=True):
         stale = "" if self._from_run is None else \
             " — from an earlier call of this run, not this one" if self._from_run == -1 else \
             f" — from run {self._from_run}, not this run"
-        self._set("#insp-caption", f"{label}: {cap}{stale}{more}")
-        grid.add_columns(*cols)
-        grid.add_rows(rows)
+        self._set("#insp-caption", f"{label}: {cap}{stale}{more}", same_height=True)
+        if not _refill(grid, self._grid, cols, rows):
+            widths = [max(map(cell_len, c)) for c in zip(cols, *rows)]
+            if self._grid is not None and self._grid[0] == cols:   # widths only grow
+                widths = list(map(max, widths, self._grid[1]))
+            grid.clear(columns=True)
+            for label, width in zip(cols, widths):
+                grid.add_column(label, width=width)
+            grid.add_rows(rows)
+            self._grid = (cols, widths)
         spark.data = _spark(value)
         spark.display = bool(spark.data)
 
@@ -322,12 +335,35 @@ def _labelled(values: Values | None) -> list:
 _UNSET = object()
 
 
-def _lines(text, static) -> int | None:
-    """The lines ``text`` (a ``Text``) takes in ``static`` as wide as it is now."""
+def _lines(content, static) -> int | None:
+    """The lines ``content`` (text or a summary table) takes in ``static`` as wide as it
+    is now; None when that is not known (then the screen is laid out again)."""
     width = static.content_region.width
-    if not isinstance(text, Text) or width <= 0:
+    if width <= 0:
         return None
-    return len(text.wrap(static.app.console, width))
+    if isinstance(content, str):
+        content = Text(content)
+    if isinstance(content, SummaryTable):   # its lines are fitted to the width
+        return len(content.lines(width))
+    if not isinstance(content, Text):
+        return None
+    return len(content.wrap(static.app.console, width))
+
+
+def _refill(grid: DataTable, shown, cols: list, rows: list) -> bool:
+    """Put ``rows`` into the grid's cells where they are, when the grid has these columns
+    and as many rows, each cell no wider than its column: no new size, so no layout of
+    the screen (a running op's values change every second). False: build it anew (its
+    columns as wide as the widest cell so far: the next values fit)."""
+    if shown is None or shown[0] != cols or grid.row_count != len(rows):
+        return False
+    widths = shown[1]
+    if any(cell_len(c) > w for r in rows for c, w in zip(r, widths)):
+        return False
+    for y, r in enumerate(rows):
+        for x, c in enumerate(r):
+            grid.update_cell_at(Coordinate(y, x), c)
+    return True
 
 
 def _same_values(a: list, b: list) -> bool:
