@@ -207,6 +207,36 @@ def test_streaming_keeps_a_bounded_window(tmp_path, monkeypatch):
     assert loaded[-2].outputs[0].value == np.float32(50)  # values are in the files
 
 
+def test_a_streamed_summary_trace_keeps_no_event_alive_until_its_window_is_read(tmp_path):
+    """The window keeps written lines, not events, until ``tr.events`` is read: events kept
+    alive would go through the collector's older generations and bring its full passes
+    over the program's whole heap sooner. Read, the window is the file's last events."""
+    import gc
+    g = tf.Graph()
+    with g.as_default():
+        x = tf.compat.v1.placeholder(tf.float32)
+        y = x
+        for _ in range(20):
+            y = tf.numpy_function(lambda v: v * np.float32(2), [y], tf.float32)
+
+    def op_ends() -> int:
+        gc.collect()
+        return sum(type(o) is ev.OpEnd for o in gc.get_objects())
+
+    path = tmp_path / "t.jsonl"
+    before = op_ends()
+    with tf.trace(path) as tr, tf.Session(graph=g) as sess:
+        for i in range(30):
+            sess.run(y, {x: np.float32(i)})
+        during = op_ends()
+    after = op_ends()
+    assert during == before and after == before
+    window = list(tr.events)
+    assert op_ends() == before + 30 * 20
+    assert window == list(tf.load_trace(path)) and len(window) == 30 * 42
+    assert window[-2].outputs[0].max == 29.0 * 2 ** 20
+
+
 def test_the_default_window_is_documented():
     assert recorder.RECENT_EVENTS == 10_000
     page = pathlib.Path(__file__).resolve().parent.parent / "docs" / "tasks" / "traces.md"

@@ -34,7 +34,7 @@ import orjson
 from .. import events as ev
 from ..events import RunEnd
 from .bulk import paused_gc
-from .codec import event_to_row, schema, strict_row
+from .codec import event_from_row, event_to_row, schema, strict_row
 from .jsonl_load import FORMAT, VERSION, LoadedTrace, TraceFormatError, load_trace, origins_path
 from .pending import PendingOpEnd, settled
 from .values import values_dir, write_value
@@ -69,16 +69,17 @@ class JsonlWriter:
 
     ``window`` (a ``deque(maxlen=...)``, optional) receives each event once
     its line is written, in the file's order and without captured values
-    (they are in the value files); ``counts`` counts written events by type
+    (they are in the value files) — with capture "none" or "summary", when
+    ``settle_window`` is called (the lines are kept until then, see there);
+    ``counts`` counts written events by type
     and ``threads`` holds the thread of every written event. With them a
     recorder needs no lock of its own: ``write`` is its callback, and
     ``op_write`` (the queue's own ``append``, a C call) its ``op_callback``.
 
     Once a framework callback queues a ``PendingOpEnd`` (``deferred`` set, see
     ``pending``), the lines go to a ``writer_process`` that settles the
-    pending summaries and writes them; the window then holds such events as
-    they were queued (``settle_window`` settles them where they sit). If that
-    process cannot start, they are settled here.
+    pending summaries and writes them (the window's lines are settled when it
+    is read). If that process cannot start, they are settled here.
     """
 
     def __init__(self, path, capture: str, window=None):
@@ -101,6 +102,8 @@ class JsonlWriter:
         self._values_dir = None
         self._fast = capture != "full"   # batches encoded by orjson (see _encode)
         self.window = window
+        self._lines = collections.deque()   # (lines, events) of batches the window is owed
+        self._lines_n = 0
         self.counts = collections.Counter()  # event type -> events written
         self.threads: set = set()
         self._queue = collections.deque()
@@ -149,22 +152,27 @@ class JsonlWriter:
                 if self.deferred and self._process is None and not self._here:
                     self._start_process()
                 if self._process is not None:
+                    lines = self._encode(batch)   # pending summaries as they are
                     try:
-                        self._process.write(self._encode(batch))   # pending summaries as they are
+                        self._process.write(lines)
                     except self._start_failed as e:
                         self._process = None
                         self._take_back(e)
                 else:
                     if self.deferred:
                         settled(batch)
-                    self._f.write(self._encode(batch))
+                    lines = self._encode(batch)
+                    self._f.write(lines)
                 self.counts.update(map(type, batch))
                 if self.deferred:
                     self.counts[ev.OpEnd] += self.counts.pop(PendingOpEnd, 0)
                 threads = set(map(_THREAD, batch))
                 self.threads |= threads
                 if self.window is not None:
-                    self.window.extend(batch if self._fast else map(ev.without_values, batch))
+                    if self._fast:   # kept as lines: see ``settle_window``
+                        self._keep_lines(lines, n)
+                    else:
+                        self.window.extend(map(ev.without_values, batch))
                 if ev._origins:   # this process has seen a Dask worker's events: these?
                     remote = {t for t in threads if t < 0} - self._remote
                     if remote:
@@ -211,11 +219,39 @@ class JsonlWriter:
                     self._process = None
                     self._take_back(e)
 
+    def _keep_lines(self, lines, n: int) -> None:
+        """Keep a written batch's lines for the window, and only as many as it holds."""
+        kept = self._lines
+        kept.append((lines, n))
+        self._lines_n += n
+        room = self.window.maxlen
+        while room is not None and self._lines_n - kept[0][1] >= room:
+            self._lines_n -= kept.popleft()[1]
+
     def settle_window(self) -> None:
-        """The window's ``PendingOpEnd`` events as ``OpEnd`` events of settled summaries."""
-        if self.deferred and self.window is not None:
-            with self._lock:
-                settled(self.window)
+        """The window up to date: the lines written since it was last read, as events.
+
+        The window keeps lines, not the events themselves, until it is read: events
+        kept alive go through the collector's older generations and make its full
+        passes (over the whole program's heap) come sooner. A line reads back as the
+        very event it was written from (``codec``); a pending summary is settled.
+        """
+        if self.window is None or not self._lines:
+            return
+        with self._lock:   # one reader at a time, and in the file's order
+            chunks, self._lines, self._lines_n = self._lines, collections.deque(), 0
+            data = b"".join([bytes(lines) for lines, _ in chunks])
+            if self.deferred:
+                from .writer_process import settle_lines
+                data = settle_lines(data)
+            rows = data.split(b"\n")
+            if rows and not rows[-1]:
+                rows.pop()
+            if self.window.maxlen is not None:
+                rows = rows[-self.window.maxlen:]
+            with paused_gc():
+                self.window.extend([event_from_row(row) for row in orjson.loads(
+                    b"[" + b",".join(rows) + b"]")])
 
     def _write_origins(self, remote) -> None:
         """``<path>.origins.json``: the process each remote thread id in the trace stands

@@ -22,8 +22,9 @@ class Trace:
     and writes a Chrome trace on exit. ``.jsonl`` is streamed while the block
     runs, in bounded memory: the file holds every event (captured values in
     ``<path>.values/``), while ``.events`` is only a window of the most recent
-    ``RECENT_EVENTS`` (a ``deque``, filled as batches are written: it may lag
-    during a run, and is complete after each run), and with capture="full" the window's
+    ``RECENT_EVENTS`` (a ``deque``, brought up to date with what is written each
+    time ``.events`` is read: during a run it may lag by the events still queued,
+    after each run it is complete), and with capture="full" the window's
     events carry no values (they are in the files; ``load_trace`` reads them
     back). ``event_count``, ``op_count`` and ``run_count`` count everything.
     """
@@ -49,7 +50,7 @@ class Trace:
     @property
     def events(self):
         """The recorded events (of a streamed trace, its window: see the class)."""
-        if self._writer is not None:   # callbacks' summaries taken later: taken now
+        if self._writer is not None:   # the lines written since: read back now
             self._writer.settle_window()
         return self._events
 
