@@ -77,7 +77,10 @@ class Bridge:
         self.events: collections.deque = collections.deque()
         self.printed: collections.deque = collections.deque(maxlen=PRINTED_KEPT)
         self.print_sink = _PrintSink(self.events, self.printed)
-        self.recorded: list = []                   # every event, values stripped (for export)
+        # every event, values stripped (for export), kept as its line: a long session's
+        # events take a third of the memory and are nothing the collector walks
+        from pyfunc_debug.trace.lines import EventLines
+        self.recorded = EventLines()
         # op -> Call: its latest call, and its latest call that finished (may be the same);
         # op -> (run_id, inputs) as the op left them, when it wrote into them
         self.latest_values: dict = {}
@@ -203,7 +206,7 @@ class Bridge:
                 out.append(pop())
         except IndexError:
             pass
-        self.recorded.extend(e for e in out if type(e) not in PSEUDO)
+        self.recorded.extend([e for e in out if type(e) not in PSEUDO])
         return out
 
     def interrupt(self) -> None:

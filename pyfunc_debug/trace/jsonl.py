@@ -29,13 +29,11 @@ import time
 import warnings
 import weakref
 
-import orjson
-
 from .. import events as ev
 from ..events import RunEnd
-from .bulk import paused_gc
-from .codec import event_from_row, event_to_row, schema, strict_row
+from .codec import event_to_row, schema, strict_row
 from .jsonl_load import FORMAT, VERSION, LoadedTrace, TraceFormatError, load_trace, origins_path
+from .lines import CANNOT_ENCODE, decode_lines, encode_batch
 from .pending import PendingOpEnd, settled
 from .values import values_dir, write_value
 
@@ -46,12 +44,7 @@ FLUSH_NS = 10_000_000
 BATCH_EVENTS = 4096  # events ``write`` queues before it encodes them (a RunEnd: at once)
 
 
-_ROW_NAMES = {cls: (name,) for name, cls in ev.EVENT_TYPES.items()}
-_ROW_NAMES[PendingOpEnd] = ("OpEnd",)
-_NL = orjson.Fragment(b"\n")  # between rows: the only raw newline a batch's JSON holds
-_END = orjson.Fragment(b"")  # after the last newline: its commas go with the others
 _THREAD = operator.itemgetter(3)  # every event's ``thread``
-_ROW = operator.attrgetter("row")  # orjson's ``default``: a summary's row (see ``summary``)
 
 
 class JsonlWriter:
@@ -244,14 +237,15 @@ class JsonlWriter:
             if self.deferred:
                 from .writer_process import settle_lines
                 data = settle_lines(data)
-            rows = data.split(b"\n")
-            if rows and not rows[-1]:
-                rows.pop()
-            if self.window.maxlen is not None:
-                rows = rows[-self.window.maxlen:]
-            with paused_gc():
-                self.window.extend([event_from_row(row) for row in orjson.loads(
-                    b"[" + b",".join(rows) + b"]")])
+            room = self.window.maxlen
+            if room is not None:   # only the lines the window can hold are read
+                cut = len(data)
+                for _ in range(room + 1):
+                    cut = data.rfind(b"\n", 0, cut)
+                    if cut < 0:
+                        break
+                data = data[cut + 1:]
+            self.window.extend(decode_lines(data))
 
     def _write_origins(self, remote) -> None:
         """``<path>.origins.json``: the process each remote thread id in the trace stands
@@ -276,28 +270,15 @@ class JsonlWriter:
 
     def _encode(self, batch):
         """The JSON lines of ``batch`` (bytes-like): each the row ``event_to_row`` gives,
-        as strict JSON (a pending summary, a plain tuple, as it is: see ``pending``).
-
-        One ``orjson.dumps`` of the rows with a raw newline between them: JSON
-        strings never hold a raw newline, so ``,\\n,`` only ever joins two rows.
-        Rows are built in C (``map``): an event with its type name in front,
-        each summary as its ``row``. The collector is paused meanwhile: the
-        rows are thousands of new tuples, in no cycle and gone once the batch
-        is encoded, which it would walk for nothing. A batch orjson refuses
-        (say an int beyond 64 bits) is encoded the generic way, row by row; so
-        is every batch with capture="full".
+        as strict JSON (a pending summary, a plain tuple, as it is: see ``pending``),
+        in one compiled call (``lines.encode_batch``). A batch orjson refuses (say an
+        int beyond 64 bits) is encoded the generic way, row by row; so is every batch
+        with capture="full".
         """
         if self._fast:
             try:
-                with paused_gc():
-                    rows = [_NL] * (2 * len(batch) + 1)  # a row, then a newline, per event
-                    rows[-1] = _END
-                    rows[:-1:2] = map(operator.add, map(_ROW_NAMES.__getitem__,
-                                                        map(type, batch)), batch)
-                    data = orjson.dumps(rows, default=_ROW)  # b'[row,\n,row,\n,...,row,\n,]'
-                    del rows
-                return memoryview(data.replace(b",\n,", b"\n"))[1:-1]   # no copy of the lines
-            except (KeyError, TypeError, orjson.JSONEncodeError):
+                return encode_batch(batch)
+            except CANNOT_ENCODE:
                 settled(batch)   # the generic way knows no pending summary
         return "".join([self._generic(e) + "\n" for e in batch]).encode()
 

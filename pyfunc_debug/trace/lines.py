@@ -1,0 +1,110 @@
+"""Events as JSONL lines: one compiled encoding of a batch, and a store that keeps them so.
+
+``encode_batch`` is the JSONL writer's fast path (one ``orjson.dumps`` call a
+batch, no Python code per event). ``EventLines`` keeps events as those lines in
+memory — about a third of the memory the events take as Python objects, and
+nothing the garbage collector walks — and gives them back, equal to the events
+kept, when read (``codec``: a line reads back as the event it was written from).
+A streamed trace's window and the UI's record of a session use it: both keep
+many events for a long time and read them rarely (a window when ``tr.events`` is
+read, the UI's record when the session is exported).
+"""
+from __future__ import annotations
+
+import operator
+
+import orjson
+
+from .. import events as ev
+from .bulk import paused_gc
+from .codec import event_from_row, event_to_row, strict_row
+from .pending import PendingOpEnd
+
+__all__ = ["encode_batch", "decode_lines", "EventLines", "CANNOT_ENCODE"]
+
+_ROW_NAMES = {cls: (name,) for name, cls in ev.EVENT_TYPES.items()}
+_ROW_NAMES[PendingOpEnd] = ("OpEnd",)
+_NL = orjson.Fragment(b"\n")  # between rows: the only raw newline a batch's JSON holds
+_END = orjson.Fragment(b"")  # after the last newline: its commas go with the others
+_ROW = operator.attrgetter("row")  # orjson's ``default``: a summary's row (see ``summary``)
+# what ``encode_batch`` raises for a batch it cannot encode (say an int beyond 64 bits)
+CANNOT_ENCODE = (KeyError, TypeError, orjson.JSONEncodeError)
+
+
+def encode_batch(batch):
+    """The JSON lines of ``batch`` (bytes-like, each line ending in a newline): each the
+    row ``codec.event_to_row`` gives, a summary as its ``row``, a pending summary (a
+    plain tuple, see ``pending``) as it is. Raises one of ``CANNOT_ENCODE``.
+
+    One ``orjson.dumps`` of the rows with a raw newline between them: JSON strings
+    never hold a raw newline, so ``,\\n,`` only ever joins two rows. Rows are built in
+    C (``map``). The collector is paused meanwhile: the rows are thousands of new
+    tuples, in no cycle and gone once the batch is encoded, which it would walk for
+    nothing."""
+    with paused_gc():
+        rows = [_NL] * (2 * len(batch) + 1)  # a row, then a newline, per event
+        rows[-1] = _END
+        rows[:-1:2] = map(operator.add, map(_ROW_NAMES.__getitem__, map(type, batch)), batch)
+        data = orjson.dumps(rows, default=_ROW)  # b'[row,\n,row,\n,...,row,\n,]'
+        del rows
+    return memoryview(data.replace(b",\n,", b"\n"))[1:-1]   # no copy of the lines
+
+
+def _no_values(event, field, i):
+    raise TypeError(f"{type(event).__name__} {event.seq} carries a value: not kept as a line")
+
+
+def _generic_lines(batch) -> bytes:
+    """``batch``'s lines one event at a time (what ``encode_batch`` could not encode)."""
+    import json
+    out = []
+    for e in batch:
+        row = event_to_row(e, _no_values)
+        try:
+            out.append(json.dumps(row, separators=(",", ":"), allow_nan=False))
+        except ValueError:  # a NaN or Inf: spelled as a string (strict JSON)
+            out.append(json.dumps(strict_row(row), separators=(",", ":")))
+    return "".join(line + "\n" for line in out).encode()
+
+
+def decode_lines(data: bytes) -> list:
+    """The events of ``data`` (whole lines, as ``encode_batch`` makes them)."""
+    rows = data.split(b"\n")
+    if rows and not rows[-1]:
+        rows.pop()
+    if not rows:
+        return []
+    data = b"[" + b",".join(rows) + b"]"
+    with paused_gc():
+        try:
+            return [event_from_row(row) for row in orjson.loads(data)]
+        except (ValueError, TypeError):   # orjson reads an int beyond 64 bits as a float
+            import json
+            return [event_from_row(row) for row in json.loads(data)]
+
+
+class EventLines:
+    """Events kept as JSONL lines, in order: ``extend(events)`` (without captured values),
+    ``len()``, and iteration or ``list()``, which read them back."""
+
+    def __init__(self):
+        self._chunks: list = []
+        self._n = 0
+
+    def extend(self, events) -> None:
+        batch = events if isinstance(events, list) else list(events)
+        if not batch:
+            return
+        try:
+            data = bytes(encode_batch(batch))
+        except CANNOT_ENCODE:
+            data = _generic_lines(batch)
+        self._chunks.append(data)
+        self._n += len(batch)
+
+    def __len__(self) -> int:
+        return self._n
+
+    def __iter__(self):
+        for data in self._chunks:
+            yield from decode_lines(data)
