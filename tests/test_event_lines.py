@@ -64,6 +64,20 @@ def test_events_kept_as_lines_read_back_as_the_same_events():
     assert back[-2].worker == "tcp://h:1" and back[-1].t_ns == 2**70
 
 
+def test_a_captured_value_is_left_out_never_an_error():
+    """The UI keeps its record without values; one that still carries a value (a copy the
+    summary kept) is kept without it, on either encoding."""
+    from pyfunc_debug.trace.summary import summarize
+    s = summarize(np.arange(4.0), 1 << 20)
+    assert s.value is not None
+    small = ev.OpEnd(3, 1, 40, 7, "op", "PyFunc", None, 5, (s,), (s,))
+    huge = ev.OpEnd(4, 1, 2**70, 7, "op", "PyFunc", None, 5, (s,), (s,))
+    kept = EventLines()
+    kept.extend([small])
+    kept.extend([huge])
+    assert list(kept) == [ev.without_values(small), ev.without_values(huge)]
+
+
 def test_lines_take_a_third_of_the_memory_and_nothing_the_collector_walks():
     events = [e for e in _events()[:-2] if type(e) in (ev.OpStart, ev.OpEnd)] * 200
     gc.collect()

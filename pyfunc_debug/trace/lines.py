@@ -50,16 +50,12 @@ def encode_batch(batch):
     return memoryview(data.replace(b",\n,", b"\n"))[1:-1]   # no copy of the lines
 
 
-def _no_values(event, field, i):
-    raise TypeError(f"{type(event).__name__} {event.seq} carries a value: not kept as a line")
-
-
 def _generic_lines(batch) -> bytes:
     """``batch``'s lines one event at a time (what ``encode_batch`` could not encode)."""
     import json
     out = []
     for e in batch:
-        row = event_to_row(e, _no_values)
+        row = event_to_row(e)   # captured values left out, as the compiled way does
         try:
             out.append(json.dumps(row, separators=(",", ":"), allow_nan=False))
         except ValueError:  # a NaN or Inf: spelled as a string (strict JSON)
@@ -84,8 +80,8 @@ def decode_lines(data: bytes) -> list:
 
 
 class EventLines:
-    """Events kept as JSONL lines, in order: ``extend(events)`` (without captured values),
-    ``len()``, and iteration or ``list()``, which read them back."""
+    """Events kept as JSONL lines, in order: ``extend(events)`` (captured values are left
+    out), ``len()``, and iteration or ``list()``, which read them back."""
 
     def __init__(self):
         self._chunks: list = []
