@@ -78,6 +78,15 @@ def test_a_captured_value_is_left_out_never_an_error():
     assert list(kept) == [ev.without_values(small), ev.without_values(huge)]
 
 
+def test_an_event_that_is_not_json_is_kept_as_it_is():
+    odd = ev.OpStart(1, 1, 2, 3, "op", "PyFunc", None, "", (object(),))
+    plain = ev.OpStart(2, 1, 3, 3, "op", "PyFunc")
+    kept = EventLines()
+    kept.extend([odd, plain])
+    back = list(kept)
+    assert back[0] is odd and back[1] == plain and len(kept) == 2
+
+
 def test_lines_take_a_third_of_the_memory_and_nothing_the_collector_walks():
     events = [e for e in _events()[:-2] if type(e) in (ev.OpStart, ev.OpEnd)] * 200
     gc.collect()

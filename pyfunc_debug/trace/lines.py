@@ -94,7 +94,10 @@ class EventLines:
         try:
             data = bytes(encode_batch(batch))
         except CANNOT_ENCODE:
-            data = _generic_lines(batch)
+            try:
+                data = _generic_lines(batch)
+            except (TypeError, ValueError):   # not JSON at all: kept as they are
+                data = batch
         self._chunks.append(data)
         self._n += len(batch)
 
@@ -103,4 +106,4 @@ class EventLines:
 
     def __iter__(self):
         for data in self._chunks:
-            yield from decode_lines(data)
+            yield from decode_lines(data) if data.__class__ is bytes else data
