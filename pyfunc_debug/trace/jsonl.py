@@ -234,9 +234,6 @@ class JsonlWriter:
         with self._lock:   # one reader at a time, and in the file's order
             chunks, self._lines, self._lines_n = self._lines, collections.deque(), 0
             data = b"".join([bytes(lines) for lines, _ in chunks])
-            if self.deferred:
-                from .writer_process import settle_lines
-                data = settle_lines(data)
             room = self.window.maxlen
             if room is not None:   # only the lines the window can hold are read
                 cut = len(data)
@@ -245,6 +242,9 @@ class JsonlWriter:
                     if cut < 0:
                         break
                 data = data[cut + 1:]
+            if self.deferred:
+                from .writer_process import settle_lines
+                data = settle_lines(data)
             self.window.extend(decode_lines(data))
 
     def _write_origins(self, remote) -> None:
