@@ -16,6 +16,7 @@ from pyfunc_debug import events as ev
 from pyfunc_debug.trace import jsonl
 from pyfunc_debug.trace.codec import event_to_row, strict_row
 from pyfunc_debug.trace.jsonl import JsonlWriter
+from pyfunc_debug.trace.lines import generic_lines
 from pyfunc_debug.trace.summary import ValueSummary, summarize
 
 
@@ -102,7 +103,7 @@ def test_a_batch_encodes_as_each_event_alone(tmp_path):
              ev.Warning(7, 1, 80, 7, "b", "PyFunc", None, "msg", "input_modified", (sums[2],)),
              ev.RunEnd(8, 1, 90, 7, 90, True)]
     w = JsonlWriter(tmp_path / "t.jsonl", "summary")
-    assert _same_json(w._encode(batch), [w._generic(e) for e in batch])
+    assert _same_json(w._encode(batch), _generic(batch))
     for e in batch:
         w.write(e)
     w.close()
@@ -227,6 +228,11 @@ def _no_constants(name):
     raise AssertionError(f"not strict JSON: {name}")
 
 
+def _generic(batch) -> list:
+    """``batch``'s lines by the generic (standard library) encoding, one per event."""
+    return generic_lines(batch).decode().splitlines()
+
+
 def _same_json(data, lines: list) -> bool:
     """``data`` (a batch's lines, bytes-like) holds the same strict-JSON rows as ``lines``,
     exactly: the same values in the same order, floats to the bit (-0.0 is not 0.0)."""
@@ -261,7 +267,7 @@ def test_jsonl_fast_rows_equal_the_generic_encoding(tmp_path):
         assert _same_json(w._encode([e]), [generic])
         w.write(e)
     # one batch, shared summaries
-    assert _same_json(w._encode(events), [w._generic(e) for e in events])
+    assert _same_json(w._encode(events), _generic(events))
     w.close()
     loaded = tf.load_trace(str(tmp_path / "t.jsonl"))
     assert [e.seq for e in loaded] == [1, 2, 3, 4, 5]

@@ -31,9 +31,9 @@ import weakref
 
 from .. import events as ev
 from ..events import RunEnd
-from .codec import event_to_row, schema, strict_row
+from .codec import schema
 from .jsonl_load import FORMAT, VERSION, LoadedTrace, TraceFormatError, load_trace, origins_path
-from .lines import CANNOT_ENCODE, decode_lines, encode_batch
+from .lines import CANNOT_ENCODE, decode_lines, encode_batch, generic_lines
 from .pending import PendingOpEnd, settled
 from .values import values_dir, write_value
 
@@ -91,7 +91,6 @@ class JsonlWriter:
             self._f.close()
             os.unlink(tmp)
             raise
-        self._dumps = _row_encoder()
         self._values_dir = None
         self._fast = capture != "full"   # batches encoded by orjson (see _encode)
         self.window = window
@@ -144,17 +143,16 @@ class JsonlWriter:
                 batch = [queue.popleft() for _ in range(n)]
                 if self.deferred and self._process is None and not self._here:
                     self._start_process()
+                if self.deferred and self._process is None:
+                    settled(batch)   # else the process settles them
+                lines = self._encode(batch)
                 if self._process is not None:
-                    lines = self._encode(batch)   # pending summaries as they are
                     try:
                         self._process.write(lines)
                     except self._start_failed as e:
                         self._process = None
                         self._take_back(e)
                 else:
-                    if self.deferred:
-                        settled(batch)
-                    lines = self._encode(batch)
                     self._f.write(lines)
                 self.counts.update(map(type, batch))
                 if self.deferred:
@@ -280,14 +278,7 @@ class JsonlWriter:
                 return encode_batch(batch)
             except CANNOT_ENCODE:
                 settled(batch)   # the generic way knows no pending summary
-        return "".join([self._generic(e) + "\n" for e in batch]).encode()
-
-    def _generic(self, event) -> str:
-        row = event_to_row(event, self._value_key)
-        try:
-            return self._dumps(row)
-        except ValueError:  # a NaN or Inf: spelled as a string (strict JSON)
-            return self._dumps(strict_row(row))
+        return generic_lines(batch, self._value_key)
 
     def _value_key(self, event, field, i):
         key = f"{event.seq}-{'in' if field == 'inputs' else 'out'}{i}"
@@ -344,22 +335,3 @@ def _after_fork_in_child() -> None:
 
 if hasattr(os, "register_at_fork"):
     os.register_at_fork(after_in_child=_after_fork_in_child)
-
-
-def _not_json(o):
-    raise TypeError(f"Object of type {type(o).__name__} is not JSON serializable")
-
-
-def _row_encoder():
-    """``json.dumps(row, separators=(",", ":"), allow_nan=False)``, made once.
-
-    ``JSONEncoder.encode`` builds its C encoder anew on every call, which costs
-    more than encoding one event row.
-    """
-    c_make = getattr(json.encoder, "c_make_encoder", None)
-    if c_make is None:
-        return json.JSONEncoder(separators=(",", ":"), allow_nan=False).encode
-    enc = c_make(None, _not_json, json.encoder.encode_basestring_ascii, None, ":", ",",
-                 False, False, False)
-    join = "".join
-    return lambda row: join(enc(row, 0))

@@ -99,7 +99,7 @@ def _decode(path, lines, complete, values) -> list:
     for first in range(1, last, BATCH):
         chunk = lines[first:first + BATCH]
         mark = len(events)
-        if _decode_batch(chunk, values, events.append):
+        if decode_batch(chunk, values, events.append):
             continue
         del events[mark:]
         if _decode_lines(path, chunk, first + 1, last, complete, values, events.append):
@@ -107,7 +107,9 @@ def _decode(path, lines, complete, values) -> list:
     return events
 
 
-def _decode_batch(chunk, values, append) -> bool:
+def decode_batch(chunk, values, append) -> bool:
+    """Append the events of lines ``chunk`` (one C-level ``json.loads`` call); False, with
+    some appended, when a line is not a valid row."""
     try:
         rows = json.loads(b"[" + b",".join(chunk) + b"]")
     except (ValueError, RecursionError):

@@ -11,16 +11,18 @@ read, the UI's record when the session is exported).
 """
 from __future__ import annotations
 
+import json
 import operator
 
 import orjson
 
 from .. import events as ev
 from .bulk import paused_gc
-from .codec import event_from_row, event_to_row, strict_row
+from .codec import event_to_row, strict_row
+from .jsonl_load import decode_batch
 from .pending import PendingOpEnd
 
-__all__ = ["encode_batch", "decode_lines", "EventLines", "CANNOT_ENCODE"]
+__all__ = ["encode_batch", "generic_lines", "decode_lines", "EventLines", "CANNOT_ENCODE"]
 
 _ROW_NAMES = {cls: (name,) for name, cls in ev.EVENT_TYPES.items()}
 _ROW_NAMES[PendingOpEnd] = ("OpEnd",)
@@ -50,33 +52,54 @@ def encode_batch(batch):
     return memoryview(data.replace(b",\n,", b"\n"))[1:-1]   # no copy of the lines
 
 
-def _generic_lines(batch) -> bytes:
-    """``batch``'s lines one event at a time (what ``encode_batch`` could not encode)."""
-    import json
+def generic_lines(batch, value_key=None) -> bytes:
+    """``batch``'s lines one event at a time, by the standard library (what
+    ``encode_batch`` cannot encode, and every batch with captured values):
+    ``value_key(event, field, i)`` stores a captured value and names it (see
+    ``codec.event_to_row``); without it, captured values are left out."""
     out = []
     for e in batch:
-        row = event_to_row(e)   # captured values left out, as the compiled way does
+        row = event_to_row(e, value_key)
         try:
-            out.append(json.dumps(row, separators=(",", ":"), allow_nan=False))
+            out.append(_dumps(row))
         except ValueError:  # a NaN or Inf: spelled as a string (strict JSON)
-            out.append(json.dumps(strict_row(row), separators=(",", ":")))
-    return "".join(line + "\n" for line in out).encode()
+            out.append(_dumps(strict_row(row)))
+    return "".join([line + "\n" for line in out]).encode()
+
+
+def _not_json(o):
+    raise TypeError(f"Object of type {type(o).__name__} is not JSON serializable")
+
+
+def _row_encoder():
+    """``json.dumps(row, separators=(",", ":"), allow_nan=False)``, made once.
+
+    ``JSONEncoder.encode`` builds its C encoder anew on every call, which costs
+    more than encoding one event row.
+    """
+    c_make = getattr(json.encoder, "c_make_encoder", None)
+    if c_make is None:
+        return json.JSONEncoder(separators=(",", ":"), allow_nan=False).encode
+    enc = c_make(None, _not_json, json.encoder.encode_basestring_ascii, None, ":", ",",
+                 False, False, False)
+    join = "".join
+    return lambda row: join(enc(row, 0))
+
+
+_dumps = _row_encoder()
 
 
 def decode_lines(data: bytes) -> list:
-    """The events of ``data`` (whole lines, as ``encode_batch`` makes them)."""
+    """The events of ``data`` (whole lines, as ``encode_batch`` makes them), read as the
+    loader reads a file's (``jsonl_load.decode_batch``)."""
     rows = data.split(b"\n")
     if rows and not rows[-1]:
         rows.pop()
-    if not rows:
-        return []
-    data = b"[" + b",".join(rows) + b"]"
+    events = []
     with paused_gc():
-        try:
-            return [event_from_row(row) for row in orjson.loads(data)]
-        except (ValueError, TypeError):   # orjson reads an int beyond 64 bits as a float
-            import json
-            return [event_from_row(row) for row in json.loads(data)]
+        if rows and not decode_batch(rows, None, events.append):
+            raise ValueError("events kept as lines did not read back")
+    return events
 
 
 class EventLines:
@@ -95,7 +118,7 @@ class EventLines:
             data = bytes(encode_batch(batch))
         except CANNOT_ENCODE:
             try:
-                data = _generic_lines(batch)
+                data = generic_lines(batch)
             except (TypeError, ValueError):   # not JSON at all: kept as they are
                 data = batch
         self._chunks.append(data)

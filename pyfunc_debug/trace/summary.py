@@ -331,10 +331,11 @@ def _sum(flat, lo: float, hi: float) -> float:
     """The sum of real ``flat`` (no NaN/Inf), whose values lie in [lo, hi], as a float.
 
     A small one (``_SMALL`` elements or fewer): the sum of its items, lock-free
-    (see the module docstring). A bigger one: in the array's own dtype when no partial sum can overflow (``size * max|x|``
-    under the dtype's bound; numpy sums floats pairwise, ints exactly), which
-    costs half of a float64 sum (a cast runs buffered); else in float64 — an
-    overflow there (float64 values near the top of the range) gives ±Inf, no warning.
+    (see the module docstring). A bigger one: in the array's own dtype when no
+    partial sum can overflow (``size * max|x|`` under the dtype's bound; numpy sums
+    floats pairwise, ints exactly), which costs half of a float64 sum (a cast runs
+    buffered); else in float64 — an overflow there (float64 values near the top of
+    the range) gives ±Inf, no warning.
     """
     size = flat.size
     if size <= _SMALL:   # the items' sum, as for a small array's summary (lock-free)
