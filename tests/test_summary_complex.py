@@ -113,3 +113,18 @@ def test_the_small_float_fast_path_agrees_with_the_general_one(values):
     fast, general = summarize(values), summarize(values.astype(values.dtype.newbyteorder()))
     assert fast[:5] == general[:5] and fast[6:10] == general[6:10]
     assert fast.mean == pytest.approx(general.mean, rel=1e-6)
+
+
+@pytest.mark.parametrize("size", [2, 64, 512, 513, 1024])
+@pytest.mark.parametrize("dtype", [np.float32, np.float64, np.int32, np.uint8])
+def test_small_arrays_min_and_max_in_any_order_and_the_array_untouched(size, dtype):
+    """Min and max of a small array come from sorting its items (up to 512), beyond from
+    min/max: both exact, whatever the order, and the array and its preview as they were."""
+    rng = np.random.default_rng(size)
+    a = (rng.standard_normal(size) * 50).astype(dtype) if np.dtype(dtype).kind == "f" \
+        else rng.integers(0, 200, size).astype(dtype)
+    before = a.copy()
+    s = summarize(a)
+    assert (s.min, s.max) == (float(a.min()), float(a.max()))
+    assert s.preview == summarize(a.astype(a.dtype.newbyteorder())).preview   # general path
+    assert np.array_equal(a, before)

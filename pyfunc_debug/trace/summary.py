@@ -14,7 +14,7 @@ from the sample (``approx``). NaN/Inf counts stay exact everywhere.
 
 Small arrays (up to ``_SMALL`` elements, what callbacks mostly get) are
 summarised from their items as Python numbers (``tolist``, then ``sum``,
-``min``, ``max``): numpy's ``argmin``, ``argmax`` and BLAS ``dot`` release
+and min and max from sorting them): numpy's ``argmin``, ``argmax`` and BLAS ``dot`` release
 the interpreter lock even on 64 elements (and its reductions do above about
 500), and in a program whose threads share the lock — every TensorFlow or JAX
 callback runs on one — each release lets another thread in for up to a
@@ -276,8 +276,13 @@ def summarize(value, capture_bytes: int = 0, sample_out: list | None = None) -> 
             else:
                 preview = ("[" + ", ".join(map(str, head)) +
                            (", …]" if size > PREVIEW_ITEMS else "]"))[:80]
+            if size <= _SORTED:   # sorting compares floats without rich comparison
+                items.sort()
+                lo, hi = items[0], items[-1]
+            else:
+                lo, hi = min(items), max(items)
             return _new(ValueSummary, (arr.shape, _NAMES.get(dt) or dt.name, size,
-                                       float(min(items)), float(max(items)), total / size,
+                                       float(lo), float(hi), total / size,
                                        0, 0, preview, False, kept))
         else:
             lo, hi = float(_min(flat)), float(_max(flat))
@@ -348,6 +353,10 @@ def _sum(flat, lo: float, hi: float) -> float:
 
 
 _SMALL = 1024   # arrays up to this size take the small-array path: fixed costs dominate
+# up to this size the items' min and max come from sorting them: ``list.sort`` compares
+# floats (and small ints) directly, ``min``/``max`` by rich comparison (64 float32:
+# 2.8 µs for sum and sort, 4.1 µs for sum, min and max; sorting loses above ~600)
+_SORTED = 512
 # dtype -> the bound under which its own sum cannot overflow (numpy sums small ints as int64)
 _NATIVE_SUM = {np.dtype(np.float32): 1e37, np.dtype(np.float64): 1e306}
 _NATIVE_SUM.update({np.dtype(t): float(1 << 62) for t in (np.int8, np.int16, np.int32,
