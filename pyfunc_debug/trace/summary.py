@@ -13,13 +13,13 @@ when the sum overflows, the exact path runs) and gives the mean; min/max come
 from the sample (``approx``). NaN/Inf counts stay exact everywhere.
 
 Small arrays (up to ``_SMALL`` elements, what callbacks mostly get) are
-summarised from their items as Python numbers (``tolist``, then ``sum``,
-and min and max from sorting them): numpy's ``argmin``, ``argmax`` and BLAS ``dot`` release
-the interpreter lock even on 64 elements (and its reductions do above about
-500), and in a program whose threads share the lock — every TensorFlow or JAX
-callback runs on one — each release lets another thread in for up to a
-switch interval: measured, 50–150 µs a release on 64 elements beside one
-busy thread. Sums of small float arrays are float64 sums of their items.
+summarised from their items as Python numbers (``tolist``, ``sum``, and min
+and max from sorting them): numpy's ``argmin``, ``argmax`` and BLAS ``dot``
+release the interpreter lock even on 64 elements (and its reductions do above
+about 500), and in a program whose threads share the lock — every TensorFlow
+or JAX callback runs on one — each release lets another thread in for up to a
+switch interval: measured, 50–150 µs a release on 64 elements beside one busy
+thread. Sums of small float arrays are float64 sums of their items.
 
 Complex values: min, max and mean are those of the magnitudes ``|z|``; an
 element counts as NaN when either part is NaN, else as Inf when either part is
