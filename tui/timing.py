@@ -50,7 +50,13 @@ class Waits:
     def within(self, t0: int, t1: int, thread: int | None = None) -> tuple[int, bool]:
         """(ns of waiting inside ``[t0, t1]`` — on ``thread``, or on any thread when
         ``None`` — and whether a pdb session ran there)."""
-        groups = [self._spans.get(thread, ())] if thread is not None else self._spans.values()
+        if thread is not None:
+            spans = self._spans.get(thread)
+            if not spans:   # the common case, once per op end: nobody paused this thread
+                return 0, False
+            groups = [spans]
+        else:
+            groups = self._spans.values()
         cut = sorted((max(s, t0), min(e, t1), p) for g in groups for s, e, p in g
                      if s < t1 and e > t0)
         total, in_pdb, end = 0, False, t0
