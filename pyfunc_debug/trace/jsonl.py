@@ -94,7 +94,7 @@ class JsonlWriter:
         self._values_dir = None
         self._fast = capture != "full"   # batches encoded by orjson (see _encode)
         self.window = window
-        self._lines = collections.deque()   # (lines, events) of batches the window is owed
+        self._lines = collections.deque()   # (lines, count) of batches the window is owed
         self._lines_n = 0
         self.counts = collections.Counter()  # event type -> events written
         self.threads: set = set()
@@ -231,15 +231,12 @@ class JsonlWriter:
             return
         with self._lock:   # one reader at a time, and in the file's order
             chunks, self._lines, self._lines_n = self._lines, collections.deque(), 0
-            data = b"".join([bytes(lines) for lines, _ in chunks])
+            data = b"".join([lines for lines, _ in chunks])
             room = self.window.maxlen
             if room is not None:   # only the lines the window can hold are read
-                cut = len(data)
-                for _ in range(room + 1):
-                    cut = data.rfind(b"\n", 0, cut)
-                    if cut < 0:
-                        break
-                data = data[cut + 1:]
+                rows = data.split(b"\n")   # the last one empty: every line ends in \n
+                if len(rows) > room + 1:
+                    data = b"\n".join(rows[-room - 1:])
             if self.deferred:
                 from .writer_process import settle_lines
                 data = settle_lines(data)
