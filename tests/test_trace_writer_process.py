@@ -225,3 +225,17 @@ def test_a_writer_process_that_cannot_start_leaves_the_lines_to_the_program(tmp_
     ends = [e for e in pfd.load_trace(str(path)) if e.__class__ is ev.OpEnd]
     assert [e.outputs for e in ends] == [(summarize(v),) for v in VALUES * 20]
     assert tr.op_count == len(VALUES) * 20
+
+
+def test_the_writer_process_loads_only_what_settling_needs(tmp_path):
+    """It starts while the program runs (at its first callback): without the package's
+    ``__init__`` and the engine, its start costs the program's machine less."""
+    from pyfunc_debug.trace.writer_process import _BOOT, _PACKAGE
+    r = subprocess.run([sys.executable, "-X", "importtime", "-c", _BOOT, _PACKAGE,
+                        str(tmp_path / "t.jsonl")], stdin=subprocess.DEVNULL,
+                       capture_output=True, text=True, timeout=60)
+    assert r.returncode == 0 and r.stdout == "r", r.stderr[-2000:]
+    loaded = {line.rsplit("|", 1)[-1].strip() for line in r.stderr.splitlines()}
+    ours = {m for m in loaded if m.startswith("pyfunc_debug.")}
+    assert "pyfunc_debug.trace.pending" in ours and "numpy" in loaded
+    assert not {m for m in ours if m.split(".")[1] in ("runtime", "graph", "ops", "debug")}
