@@ -1,6 +1,7 @@
 """The ``pyfunc-debug`` command line."""
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 
@@ -100,3 +101,22 @@ def test_q_in_the_programs_own_breakpoint_aborts_with_one_line(tmp_path):
         assert "Traceback" not in r.stderr and "BdbQuit" not in r.stderr, r.stderr
         assert f"run aborted (q in pdb) at {script}:" in r.stderr, r.stderr
         assert "\nafter" not in r.stdout    # the script did not go on (pdb shows the line)
+
+
+@pytest.mark.parametrize("computes", [False, True])
+def test_trace_suggests_jax_only_to_a_script_that_computed_with_it(tmp_path, computes):
+    """TensorFlow 2.21 imports JAX when it is installed: a TF script that recorded nothing
+    must not be told it imported JAX; a script that computed with JAX is told of --jax."""
+    pytest.importorskip("jax")
+    if not computes:
+        pytest.importorskip("tensorflow")
+    script = tmp_path / "s.py"
+    script.write_text("import jax.numpy as jnp\nprint(float(jnp.ones(3).sum()))\n" if computes
+                      else "import tensorflow\n")
+    r = subprocess.run([sys.executable, "-m", "pyfunc_debug", "trace",
+                        *([] if computes else ["--tf"]), "-o", str(tmp_path / "t.jsonl"),
+                        str(script)], capture_output=True, text=True, timeout=300,
+                       env={**os.environ, "TF_CPP_MIN_LOG_LEVEL": "3"})
+    assert r.returncode == 0, r.stderr[-2000:]
+    assert "wrote 0 events" in r.stderr
+    assert ("the script imported JAX: add --jax" in r.stderr) is computes, r.stderr

@@ -6,12 +6,22 @@ import sys
 from .checks import UsageError, output_file, why
 from .program import finish, frameworks, program
 
-__all__ = ["cmd_trace", "TRACE_OPTIONS", "TRACE_USAGE", "nothing_recorded"]
+__all__ = ["cmd_trace", "TRACE_OPTIONS", "TRACE_USAGE", "nothing_recorded", "jax_used"]
 
 TRACE_OPTIONS = {"-o": True, "--output": True, "--capture": True, "--tf": False,
                  "--jax": False}
 TRACE_USAGE = ("pyfunc-debug trace -o OUT.json|OUT.jsonl [--capture none|summary|full|fault] "
                "[--tf] [--jax] SCRIPT|-m MODULE [ARGS...]")
+
+
+def jax_used() -> bool:
+    """Whether the script computed with JAX, not only imported it: TensorFlow 2.21 imports
+    JAX when it is installed, and a computation starts one of its backends."""
+    bridge = sys.modules.get("jax._src.xla_bridge")
+    if bridge is None:
+        return False
+    started = getattr(bridge, "backends_are_initialized", None)
+    return True if started is None else bool(started())
 
 
 def cmd_trace(args) -> int:
@@ -72,7 +82,7 @@ def nothing_recorded(opts: dict) -> str:
                  "py_function/numpy_function callbacks")
     if opts.get("--jax"):
         text += "; nor did JAX call a pure_callback/io_callback/debug.callback"
-    elif "jax" in sys.modules:
+    elif jax_used():
         text += ("; the script imported JAX: add --jax to record its pure_callback/"
                  "io_callback/debug.callback calls")
     return text
