@@ -1,7 +1,9 @@
 """Inspector: the selected op — type, source, input/output summaries, error, values.
 
-A scrollable value grid shows a 1-D/2-D array (or a 2-D slice of a higher
-one) and a sparkline its values; ``v`` cycles through the op's inputs and outputs.
+A value grid shows a 1-D/2-D array (or a 2-D slice of a higher one) and a
+sparkline its values; ``v`` cycles through the op's inputs and outputs. The grid
+holds only the columns that fit the inspector whole (a number cut at its edge
+would read as another number: ``-0.6863`` as ``-0``); its caption says which.
 """
 from __future__ import annotations
 
@@ -93,6 +95,7 @@ class Inspector(VerticalScroll, can_focus=True):
         self._shown = None          # the op on show: another one starts at the top
         self._parts: dict = {}      # what each Static part shows now
         self._grid = None           # (column labels, column widths) the value grid has
+        self._widths = None         # (column labels, widths) of the value's whole grid
 
     def compose(self) -> ComposeResult:
         yield Static("Select an op.", id="insp-header")
@@ -158,7 +161,7 @@ class Inspector(VerticalScroll, can_focus=True):
         for part in ("#insp-summaries", "#insp-error", "#insp-caption"):
             self._set(part, "")
         self.query_one("#insp-grid", DataTable).clear(columns=True)
-        self._grid = None
+        self._grid = self._widths = None
         spark = self.query_one("#insp-spark", Sparkline)
         spark.data = []
         spark.display = False
@@ -220,22 +223,33 @@ class Inspector(VerticalScroll, can_focus=True):
         spark = self.query_one("#insp-spark", Sparkline)
         if not self._values:
             grid.clear(columns=True)
-            self._grid = None
+            self._grid = self._widths = None
             self._set("#insp-caption", f"({self._reason})" if self._reason else "")
             spark.data = []
             spark.display = False
             return
         label, value = self._values[self._value_index % len(self._values)]
         cols, rows, cap = grid_of(value)
+        widths = [max(map(cell_len, c)) for c in zip(cols, *rows)]
+        if self._widths is not None and self._widths[0] == cols:   # widths only grow
+            widths = list(map(max, widths, self._widths[1]))
+        self._widths = (cols, widths)
+        # the room as if the inspector's scrollbar were shown: it comes and goes with the
+        # content's height, and the columns must not depend on it
+        room = self.content_region.width - self.styles.scrollbar_size_vertical
+        tall = grid.styles.max_height   # more rows than it holds: its scrollbar takes room
+        if tall is not None and len(rows) + 1 > tall.value:
+            room -= grid.styles.scrollbar_size_vertical
+        fit = _fitting(widths, room, grid.cell_padding)
+        if fit < len(cols):   # the grid's first column labels the rows
+            cols, rows, widths = cols[:fit], [r[:fit] for r in rows], widths[:fit]
+            cap += f" — columns 0–{fit - 2} fit here"
         more = f"   (v: next of {len(self._values)})" if len(self._values) > 1 else ""
         stale = "" if self._from_run is None else \
             " — from an earlier call of this run, not this one" if self._from_run == -1 else \
             f" — from run {self._from_run}, not this run"
         self._set("#insp-caption", f"{label}: {cap}{stale}{more}", same_height=True)
         if not _refill(grid, self._grid, cols, rows):
-            widths = [max(map(cell_len, c)) for c in zip(cols, *rows)]
-            if self._grid is not None and self._grid[0] == cols:   # widths only grow
-                widths = list(map(max, widths, self._grid[1]))
             grid.clear(columns=True)
             for label, width in zip(cols, widths):
                 grid.add_column(label, width=width)
@@ -243,6 +257,11 @@ class Inspector(VerticalScroll, can_focus=True):
             self._grid = (cols, widths)
         spark.data = _spark(value)
         spark.display = bool(spark.data)
+
+    def on_resize(self, event) -> None:
+        """Another width: as many of the value's columns as now fit."""
+        if self._values:
+            self._show_value()
 
     def action_cycle_value(self) -> None:
         if self._values:
@@ -348,6 +367,20 @@ def _lines(content, static) -> int | None:
     if not isinstance(content, Text):
         return None
     return len(content.wrap(static.app.console, width))
+
+
+def _fitting(widths: list, room: int, padding: int) -> int:
+    """How many of the columns (``widths``, each drawn with ``padding`` on both sides) fit
+    whole in ``room`` cells: all when the room is not known yet (before the first
+    layout); never fewer than the row labels and one column of values."""
+    if room <= 0:
+        return len(widths)
+    used = 0
+    for n, width in enumerate(widths):
+        used += width + 2 * padding
+        if used > room:
+            return max(n, min(2, len(widths)))
+    return len(widths)
 
 
 def _refill(grid: DataTable, shown, cols: list, rows: list) -> bool:
