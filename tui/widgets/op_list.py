@@ -153,7 +153,8 @@ class OpList(ScrollView, can_focus=True):
         else:
             name_w = max(12, min(32, width // 2 - 2))
             type_w = max(8, min(16, width - name_w - 12))
-        text = f"{mark}{icon} {fit(row.name, name_w):<{name_w}} {fit(row.op_type, type_w):<{type_w}} {detail}"
+        text = f"{mark}{icon} {fit(row.name, name_w):<{name_w}} {fit(row.op_type, type_w):<{type_w}} "
+        text += clip(detail, width - len(text))
         return text[:width].ljust(width), row.status, index == self.cursor
 
 
@@ -164,3 +165,15 @@ def fit(name: str, width: int) -> str:
         return name
     head = (width - 1) // 3
     return name[:head] + "…" + name[len(name) - (width - 1 - head):]
+
+
+def clip(text: str, width: int) -> str:
+    """``text`` in ``width`` columns: cut after its last word that fits whole, with "…"
+    saying something was cut (a number cut unmarked reads as another: ``2.387e-08`` as
+    ``2.387e-0``); a first word too long for the room is cut, with "…" too."""
+    if len(text) <= width:
+        return text
+    if width <= 1:
+        return "…" if width == 1 else ""
+    cut = text.rfind(" ", 0, width)   # before the first word that does not fit
+    return (text[:cut] if cut > 0 else text[:width - 1]) + "…"
