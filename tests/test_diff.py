@@ -72,7 +72,7 @@ def test_cli_exit_status(traces, capsys):
     assert "no difference" in capsys.readouterr().out
     assert main(["diff", str(traces["a"]), str(traces["b"])]) == 1
     out = capsys.readouterr().out
-    assert "first difference at run 0, op 'inc'" in out and "double" in out
+    assert "first difference at run 1, op 'inc'" in out and "double" in out
     assert main(["diff", str(traces["a"]), str(traces["tiny"]), "--rtol", "0",
                  "--atol", "0"]) == 1
     assert main(["diff", str(traces["a"]), str(traces["tiny"])]) == 0
@@ -148,7 +148,7 @@ def test_nan_counts_failures_and_extra_runs():
     d = tf.diff_traces(_record(_run([1, 2, 3])), _record(_run([1, 2, 3], fail=True)))
     assert d.op == "perm" and "failed in B only" in d.reason and d.b is None
     d = tf.diff_traces(_record(_run([1, 2, 3])), _record(_run([1, 2, 3], extra=True)))
-    assert d.run == 1 and d.op is None and "runs" in d.reason
+    assert d.run == 1 and d.op is None and d.reason == "A has 1 run, B has 2"
     d = tf.diff_traces(_record(_run([1, 2, 3])), _record(_run([1, 2, 3], name="other")))
     assert d.op == "perm" and "not in B" in d.reason
 
@@ -173,3 +173,36 @@ def test_matching_ignores_thread_interleaving():
     a = _record(_run([1, 2, 3], threads=2))
     b = _record(_run([1, 2, 3]))
     assert tf.diff_traces(a, b) is None
+
+
+def _callbacks(inputs, func=lambda v: v * np.float32(2)):
+    """A framework's callback run (as ``--tf``/``--jax`` record it): one call per input, in
+    the order given (a parallel ``tf.data`` map calls them in an order no run repeats)."""
+    from pyfunc_debug.debug.external import ExternalOp
+    from pyfunc_debug.external_calls import CallbackRun
+    run, op = CallbackRun("tensorflow"), ExternalOp("augment", "EagerPyFunc")
+    with tf.trace() as tr:
+        for x in inputs:
+            run.call(op, func, (np.full((2, 2), x, np.float32),))
+        run.end()
+    return tr.events
+
+
+def test_callbacks_are_matched_by_their_inputs_not_their_order():
+    assert tf.diff_traces(_callbacks([1, 2, 3, 2]), _callbacks([2, 3, 2, 1])) is None
+
+
+def test_a_callback_that_gives_another_output_on_the_same_inputs_is_found():
+    changed = _callbacks([3, 1, 2], lambda v: v * np.float32(2) + (v[0, 0] == 2))
+    d = tf.diff_traces(_callbacks([1, 2, 3]), changed)
+    assert d.op == "augment" and d.output == 0 and d.a.max == 4.0 and d.b.max == 5.0
+    assert "in its calls on the same inputs (in 0 float32[2,2] min=2 max=2 mean=2)" in d.reason
+    assert "first difference at run 1, op 'augment' (EagerPyFunc), output 0" in d.report()
+
+
+def test_a_callback_given_other_inputs_says_no_call_had_them():
+    d = tf.diff_traces(_callbacks([1, 2, 3]), _callbacks([1, 2, 4]))
+    assert d.reason == "B has no call of it on the same inputs (in 0 float32[2,2] min=3 max=3 mean=3)"
+    assert "(no call on those inputs)" in d.report() and "(did not run)" not in d.report()
+    d = tf.diff_traces(_callbacks([1, 2, 3]), _callbacks([3, 2, 1, 1]))
+    assert d.reason.startswith("A has no call of it on the same inputs (in 0 float32[2,2] min=1")

@@ -184,7 +184,7 @@ def test_trace_command_writes_and_reports(tmp_path):
                        capture_output=True, text=True, timeout=120)
     assert r.returncode == 0, r.stderr
     assert "1.1752012" in r.stdout
-    assert f"wrote 4 events (1 op runs in 1 runs) to {out}" in r.stderr
+    assert f"wrote 4 events (1 op run in 1 run) to {out}" in r.stderr
     doc = json.loads(out.read_text())
     assert [e["name"] for e in doc["traceEvents"] if e["ph"] == "X" and e["cat"] == "op"] == ["PyFunc"]
 

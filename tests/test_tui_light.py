@@ -275,18 +275,19 @@ async def test_the_value_grid_holds_only_whole_columns_and_says_which():
 
 def test_an_op_rows_detail_is_cut_between_words_and_marked():
     """The op list's detail (the output's summary) cut at the pane's edge: never inside a
-    number, which would read as another one, and always with "…"."""
+    number, which would read as another one; marked with "…", or the dtype alone."""
     from pyfunc_debug.tui.widgets.op_list import clip
 
     detail = "float32[8,8] min=-1.601 max=1.625 mean=2.387e-08"
-    words = detail.split(" ")
+    pieces = ["float32", "[8,8]", " min=-1.601", " max=1.625", " mean=2.387e-08"]
+    wholes = ["".join(pieces[:k]) for k in range(1, len(pieces) + 1)]
     for width in range(0, len(detail) + 3):
         got = clip(detail, width)
         assert len(got) <= width
         if width >= len(detail):
             assert got == detail
-        elif width > 1:
-            kept = got[:-1].split(" ")
-            assert got.endswith("…")
-            # whole words, or (no word fits) the first one cut and marked
-            assert kept == words[:len(kept)] or (len(kept) == 1 and words[0].startswith(kept[0]))
+        elif got == "float32":   # only the dtype fits
+            assert width < len("float32…")
+        elif width >= len("float32…"):
+            assert got.endswith("…") and got[:-1] in wholes, (width, got)
+    assert clip(detail, 20) == "float32[8,8]…" and clip(detail, 7) == "float32"

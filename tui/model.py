@@ -152,7 +152,8 @@ def no_values_reason(row: OpRow, live: bool = True) -> str:
     if not row.inputs and not row.outputs:
         return "no values: it has no inputs or outputs"
     if not live:
-        return "no values in this trace (record it with capture=\"full\" to keep them)"
+        return ("no values in this trace: record it with --capture full (pfd.trace: "
+                "capture=\"full\") to keep them")
     return "no values: this op's values are bigger than the live UI keeps (64 KB); the " \
            "summaries above are exact"
 

@@ -41,13 +41,17 @@ def cmd_trace(args) -> int:
         print(f"pyfunc-debug trace: cannot write {out}: {why(failed)}", file=sys.stderr)
         return status or 1
     if tr.run_count:
-        print(f"pyfunc-debug trace: wrote {tr.event_count} events ({tr.op_count} op runs in "
-              f"{tr.run_count} runs) to {out}", file=sys.stderr)
+        print(f"pyfunc-debug trace: wrote {_count(tr.event_count, 'event')} "
+              f"({_count(tr.op_count, 'op run')} in {_count(tr.run_count, 'run')}) to {out}",
+              file=sys.stderr)
     else:
-        n = tr.event_count
-        print(f"pyfunc-debug trace: wrote {n} event{'' if n == 1 else 's'} to {out}: "
+        print(f"pyfunc-debug trace: wrote {_count(tr.event_count, 'event')} to {out}: "
               f"{nothing_recorded(opts)}", file=sys.stderr)
     return status
+
+
+def _count(n: int, noun: str) -> str:
+    return f"{n} {noun}{'' if n == 1 else 's'}"
 
 
 def _record(recorder, instrumented, prog, out):

@@ -125,5 +125,5 @@ def side_by_side(recorded, now, record=None) -> list:
         sb = rb[i] if i < len(rb) else None
         if n > 1 or sa is not None or sb is not None:
             lines.append(f"output {i}:" if n > 1 else "output:")
-        lines += _side_by_side(sa, sb, (recorded, now), ("recorded", "replay"))
+        lines += _side_by_side(sa, sb, (recorded, now), "(did not run)")
     return lines

@@ -2,7 +2,11 @@
 
 Runs are matched by their index in each trace, ops inside a run by name in
 execution order (an eager op inside a ``py_function`` by its parent, its name
-and how many ops of that name ran before it there). Outputs are compared by
+and how many ops of that name ran before it there). A framework's callbacks
+(``--tf``/``--jax``: one run of many calls, made by parallel threads in an
+order no run repeats) are matched by their inputs instead: a call of an op
+with the other trace's call of that op on the same inputs (the k-th such call
+with the k-th). Outputs are compared by
 their summaries — shape, dtype, NaN/Inf counts, min/max/mean within
 ``numpy.isclose`` tolerances — and by value when both traces captured it.
 Ops complete after every op they read from, so the first mismatch in execution
@@ -33,7 +37,8 @@ class BadTrace(ValueError):
 class Divergence:
     """Where two traces part: run index, op, both sides' summaries, the ops that agreed."""
 
-    run: int                         # index of the run in each trace (0 = the first)
+    run: int                         # index of the run in each trace (0 = the first;
+                                     # the report counts from 1)
     op: str | None                   # None when one trace has more runs
     a: ValueSummary | None           # the differing output's summary in A (None: no output)
     b: ValueSummary | None
@@ -44,10 +49,11 @@ class Divergence:
     op_type: str = ""
     labels: tuple = ("A", "B")
     events: tuple = field(default=(None, None), repr=False)  # the two OpEnd/OpError events
+    absent: str = "(did not run)"    # the side with no event: what its column says
 
     def report(self) -> str:
         """Both sides side by side, then the agreeing upstream ops (what the CLI prints)."""
-        where = f"run {self.run}" + (f", op {self.op!r}" if self.op else "")
+        where = f"run {self.run + 1}" + (f", op {self.op!r}" if self.op else "")
         if self.parent:
             where += f" (eager op inside {self.parent!r})"
         elif self.op_type:
@@ -56,7 +62,7 @@ class Divergence:
             where += f", output {self.output}"
         lines = [f"A: {self.labels[0]}", f"B: {self.labels[1]}",
                  f"first difference at {where}: {self.reason}"]
-        lines += _side_by_side(self.a, self.b, self.events, self.labels)
+        lines += _side_by_side(self.a, self.b, self.events, self.absent)
         if self.op is not None:
             names = ", ".join(self.agreed) if self.agreed else "(none)"
             lines.append(f"upstream ops that agreed ({len(self.agreed)}): {names}")
@@ -69,10 +75,11 @@ class Divergence:
 
 
 class _Run:
-    __slots__ = ("run_id", "label", "order", "results", "producers", "parents")
+    __slots__ = ("run_id", "label", "order", "results", "producers", "parents", "by_inputs")
 
     def __init__(self, run_id):
         self.run_id = run_id
+        self.by_inputs = False          # a framework's callbacks: calls matched by inputs
         self.label = f"run {run_id}"
         self.order: list = []           # op keys in completion order
         self.results: dict = {}         # key -> OpEnd | OpError
@@ -92,16 +99,35 @@ def _runs(events) -> list:
             run = runs[e.run_id] = _Run(e.run_id)
         if cls is RunStart:
             run.label = f"{e.kind} run {e.run_id}" + (f" {e.name}" if e.name else "")
+            run.by_inputs = e.name == CALLBACKS
         elif cls is OpStart:
             if not e.parent:
                 run.producers[e.op] = e.producers
         else:
-            n = counts.get((e.run_id, e.parent, e.op), 0)
-            counts[(e.run_id, e.parent, e.op)] = n + 1
-            key = (e.parent, e.op, n)
+            given = _inputs_key(e) if run.by_inputs else None
+            n = counts.get((e.run_id, e.parent, e.op, given), 0)
+            counts[(e.run_id, e.parent, e.op, given)] = n + 1
+            key = (e.parent, e.op, n if given is None else (given, n))
             run.order.append(key)
             run.results[key] = e
     return list(runs.values())
+
+
+CALLBACKS = "callbacks"   # the name of a framework's callback run (external_calls)
+
+
+def _inputs_key(e) -> str:
+    """What tells a callback's calls apart: its inputs' summaries, exactly (the same values
+    make the same summary); a failed call (no inputs recorded) by its error's type."""
+    if type(e) is OpError:
+        return f"error {e.error_type}"
+    return repr([tuple(s)[:9] for s in e.inputs])
+
+
+def _inputs_text(e) -> str:
+    if e is None or type(e) is not OpEnd or not e.inputs:
+        return ""
+    return ", ".join(f"in {j} {s.short()}" for j, s in enumerate(e.inputs[:3]))
 
 
 def _events(x, which: str):
@@ -223,24 +249,34 @@ def _upstream(run: _Run, key, upto: int) -> tuple:
     return tuple(out)
 
 
+_ABSENT = {False: "(did not run)", True: "(no call on those inputs)"}
+
+
 def _first_in_run(i, ra: _Run, rb: _Run, rtol, atol, labels):
+    by_inputs = ra.by_inputs and rb.by_inputs
     for n, key in enumerate(ra.order):
         ea = ra.results[key]
         eb = rb.results.get(key)
         if eb is None:
-            found = ("ran in A but not in B", None, _first_output(ea), None)
+            found = (f"B has no call of it on the same inputs ({_inputs_text(ea)})"
+                     if by_inputs else "ran in A but not in B", None, _first_output(ea), None)
         else:
             found = _compare_ops(ea, eb, rtol, atol)
+            if found is not None and by_inputs:
+                found = (f"{found[0]}, in its calls on the same inputs "
+                         f"({_inputs_text(ea)})", *found[1:])
         if found is not None:
             why, out, sa, sb = found
             return Divergence(i, key[1], sa, sb, _upstream(ra, key, n), why, out, key[0],
-                              ea.op_type, labels, (ea, eb))
+                              ea.op_type, labels, (ea, eb), _ABSENT[by_inputs])
     for n, key in enumerate(rb.order):
         if key not in ra.results:
             eb = rb.results[key]
+            why = (f"A has no call of it on the same inputs ({_inputs_text(eb)})"
+                   if by_inputs else "ran in B but not in A")
             return Divergence(i, key[1], None, _first_output(eb), _upstream(rb, key, n),
-                              "ran in B but not in A", None, key[0],
-                              eb.op_type, labels, (None, eb))
+                              why, None, key[0], eb.op_type, labels, (None, eb),
+                              _ABSENT[by_inputs])
     return None
 
 
@@ -269,7 +305,8 @@ def diff_traces(a, b, rtol: float = 1e-5, atol: float = 1e-8, labels=None):
     if len(runs_a) != len(runs_b):
         i = min(len(runs_a), len(runs_b))
         return Divergence(i, None, None, None, (),
-                          f"A has {len(runs_a)} runs, B has {len(runs_b)}",
+                          f"A has {len(runs_a)} run{'' if len(runs_a) == 1 else 's'}, "
+                          f"B has {len(runs_b)}",
                           labels=labels)
     return None
 
@@ -279,11 +316,11 @@ def diff_traces(a, b, rtol: float = 1e-5, atol: float = 1e-8, labels=None):
 _ROWS = ("shape", "dtype", "min", "max", "mean", "nan", "inf", "preview")
 
 
-def _cell(s: ValueSummary | None, name: str, event) -> str:
+def _cell(s: ValueSummary | None, name: str, event, absent: str) -> str:
     if s is None:
         if name == "shape":
             if event is None:
-                return "(did not run)"
+                return absent
             if type(event) is OpError:
                 return f"(failed: {event.error_type})"
             return "(no output)"
@@ -296,13 +333,13 @@ def _cell(s: ValueSummary | None, name: str, event) -> str:
     return str(v)
 
 
-def _side_by_side(sa, sb, events, labels) -> list:
+def _side_by_side(sa, sb, events, absent) -> list:
     if sa is None and sb is None and events == (None, None):
         return []
-    width = max(24, min(48, max(len(_cell(sa, n, events[0])) for n in _ROWS) + 2))
+    width = max(24, min(48, max(len(_cell(sa, n, events[0], absent)) for n in _ROWS) + 2))
     out = [f"  {'':8}{'A':<{width}}B"]
     for name in _ROWS:
-        ca, cb = _cell(sa, name, events[0]), _cell(sb, name, events[1])
+        ca, cb = _cell(sa, name, events[0], absent), _cell(sb, name, events[1], absent)
         mark = " " if ca == cb else "*"
         out.append(f"{mark} {name:8}{ca[:width - 2]:<{width}}{cb[:60]}")
     return out

@@ -168,12 +168,16 @@ def fit(name: str, width: int) -> str:
 
 
 def clip(text: str, width: int) -> str:
-    """``text`` in ``width`` columns: cut after its last word that fits whole, with "…"
-    saying something was cut (a number cut unmarked reads as another: ``2.387e-08`` as
-    ``2.387e-0``); a first word too long for the room is cut, with "…" too."""
+    """``text`` (an output's summary: ``float32[8,8] min=-1.6 max=1.6 mean=2.4e-08``) in
+    ``width`` columns: cut before a word or a shape that does not fit, with "…" saying
+    something was cut — a number cut unmarked reads as another (``2.387e-08`` as
+    ``2.387e-0``). Where only the dtype fits, it alone (a whole word, true as it stands)."""
     if len(text) <= width:
         return text
-    if width <= 1:
-        return "…" if width == 1 else ""
-    cut = text.rfind(" ", 0, width)   # before the first word that does not fit
-    return (text[:cut] if cut > 0 else text[:width - 1]) + "…"
+    cut = max(text.rfind(" ", 0, width), text.rfind("[", 0, width))
+    if cut > 0:
+        return text[:cut] + "…"
+    dtype = text.split(" ", 1)[0].split("[", 1)[0]
+    if len(dtype) <= width:
+        return dtype
+    return text[:width - 1] + "…" if width > 0 else ""
