@@ -51,8 +51,10 @@ JAX_PROGRAM = """
 """
 
 
-def _cli(args, cwd):
+def _cli(args, cwd, quiet_tf=True):
     env = dict(os.environ, PYTHONPATH=ROOT, PYTHONWARNINGS="ignore", TF_CPP_MIN_LOG_LEVEL="3")
+    if not quiet_tf:   # as a user's shell has it
+        env.pop("TF_CPP_MIN_LOG_LEVEL")
     return subprocess.run([sys.executable, "-m", "pyfunc_debug", *args], cwd=cwd, env=env,
                           capture_output=True, text=True, timeout=300)
 
@@ -63,8 +65,10 @@ def test_a_tf_data_py_function_error_replays_with_tf_tensors(tmp_path):
     (tmp_path / "pipeline.py").write_text(textwrap.dedent(TF_PROGRAM))
     r = _cli(["trace", "--tf", "-o", "tf.jsonl", "--capture", "fault", "pipeline.py"], tmp_path)
     assert r.returncode == 1 and "row 3 is bad" in r.stderr
-    r = _cli(["replay", "tf.jsonl"], tmp_path)
+    r = _cli(["replay", "tf.jsonl"], tmp_path, quiet_tf=False)
     assert r.returncode == 1, r.stdout + r.stderr
+    # as --tf does, TensorFlow's C++ start-up lines are held back (they would bury ours)
+    assert "cpu_feature_guard" not in r.stderr and "I0000" not in r.stderr, r.stderr
     assert "replaying op 'scale_py' (EagerPyFunc) of run 1: __main__:scale" in r.stdout
     assert "input 0: float32[1] min=3 max=3 mean=3 (tensorflow EagerTensor)" in r.stdout
     assert "reproduced: ValueError at pipeline.py:8, as recorded" in r.stdout

@@ -91,6 +91,8 @@ def replay(path, op=None, run=None, call=None, mode=None, out=None) -> int:
     out = out or sys.stdout
     function, record, events = select(path, op, run, call)
     name = record["op"]
+    if function.get("adapter") == "tensorflow":   # as --tf: TF's C++ start-up chatter
+        os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")   # would bury the replay's lines
     notes = []
     if record.get("modified"):
         notes.append(f"op '{name}' wrote into its inputs: the recorded values are the ones "
