@@ -39,6 +39,7 @@ from .debug.debugger import attached
 from .errors import CancelledError
 from .runtime.diagnose import HINTS, WATCHED_TYPES
 from .runtime.executor import new_run_id
+from .runtime.loop import _hold as _HELD   # non-empty while the first run is held
 from .runtime.modified import HINT as _MODIFY_HINT
 from .trace.pending import DEFER_LIMIT, PendingOpEnd, pending, settle
 from .trace.summary import PREVIEW_ITEMS, SAMPLE, ValueSummary, sample_bytes, summarize
@@ -192,6 +193,8 @@ class CallbackRun:
         """``func(*args)`` as one execution of ``op``: events, pauses, pdb."""
         if self.aborted is not None:
             raise self._sticky(op)
+        if _HELD:   # ``run --listen --wait``: the first call waits for the client (in _begin)
+            self._begin()
         dbgs = attached()
         bus = ev._bus
         if not dbgs:

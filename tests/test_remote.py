@@ -346,3 +346,27 @@ def test_importing_without_the_variable_starts_nothing(tmp_path):
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                          env=_env(tmp_path), check=True).stdout
     assert out.strip() == "[] 1"
+
+
+def test_wait_holds_a_frameworks_first_callback_too():
+    """``run --tf --listen --wait``: TF's callbacks are runs of their own (no Session.run),
+    and with no client yet nobody listens; the first callback must still wait for one."""
+    from pyfunc_debug.debug.external import ExternalOp
+    from pyfunc_debug.external_calls import CallbackRun
+    from pyfunc_debug.runtime.loop import hold_first_run
+
+    run, op = CallbackRun("tensorflow"), ExternalOp("augment", "EagerPyFunc")
+    attached, got = threading.Event(), []
+    hold_first_run(attached)
+    worker = threading.Thread(target=lambda: got.append(run.call(op, lambda v: v + 1, (1.0,))),
+                              daemon=True)
+    worker.start()
+    worker.join(0.5)
+    try:
+        assert worker.is_alive() and got == []   # held: no client has attached
+    finally:
+        attached.set()
+    worker.join(10)
+    assert got == [2.0]
+    assert run.call(op, lambda v: v + 1, (2.0,)) == 3.0   # later calls do not wait
+    run.end()

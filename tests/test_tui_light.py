@@ -291,3 +291,33 @@ def test_an_op_rows_detail_is_cut_between_words_and_marked():
         elif width >= len("float32…"):
             assert got.endswith("…") and got[:-1] in wholes, (width, got)
     assert clip(detail, 20) == "float32[8,8]…" and clip(detail, 7) == "float32"
+
+
+@pytest.mark.asyncio
+@pytest.mark.parametrize("remote_status", [None, 1])
+async def test_a_program_that_ends_while_paused_is_not_shown_paused(remote_status):
+    """A parallel framework call pauses at its error while another thread's failure ends
+    the program (or, attached, the target's process): nothing is left to continue, so the
+    status says how it ended, not PAUSED; attached, with the target's exit status."""
+    import types
+
+    events = _recorded(1, 2)
+    app = PfdApp(None, break_on=(), suspend=contextlib.nullcontext, show_timings=False)
+    async with app.run_test(size=SIZE) as pilot:
+        app._ticker.pause()
+        for e in events:
+            app.bridge._on_event(e)
+        app.tick()
+        app.bridge.link.target_status = remote_status
+        app.model.mark_paused("step0")
+        app.pause = types.SimpleNamespace(op_name="step0")
+        app._target_done(0)
+        await pilot.pause()
+        status = str(app.query_one(StatusBar).render())
+        assert app.pause is None and "PAUSED" not in status
+        assert "(it ended while step0 was paused)" in status
+        if remote_status:
+            assert "FAILED" in status and "the target ended with exit status 1" in status
+        else:
+            assert "FINISHED" in status and "done" in status
+        app.stop_ticking()

@@ -160,6 +160,10 @@ class PfdApp(PauseActions, BreakpointActions, App):
             self._leave(at_once=False)   # a quit that waited for the run to end
             return
         from pyfunc_debug.script import abort_line   # see __init__
+        stale = self.pause
+        if stale is not None:   # another thread's failure ended the program: none to answer
+            self.pause = None
+            self.model.unpause()
         error = getattr(status, "error", status)
         if isinstance(error, BaseException) and abort_line(error):
             self.message = f"{abort_line(error)} — q to quit, x to export"
@@ -169,7 +173,12 @@ class PfdApp(PauseActions, BreakpointActions, App):
             self.model.state = "failed"
         else:
             code = exit_status(status)
-            if code:
+            remote = getattr(self.bridge.link, "target_status", None)   # attach: the target's
+            if remote:
+                self.message = f"the target ended with exit status {remote} — q to quit, " \
+                    "x to export"
+                self.model.state = "failed"
+            elif code:
                 self.message = f"the script ended: {ending(status, self.model)} — q to quit, " \
                     "x to export"
                 self.model.state = "failed"
@@ -177,6 +186,8 @@ class PfdApp(PauseActions, BreakpointActions, App):
                 self.message = "done — q to quit, x to export the trace"
                 if self.model.state in ("running", "paused", "idle"):
                     self.model.state = "finished"
+        if stale is not None:
+            self.message += f" (it ended while {stale.op_name} was paused)"
         self._show_root_cause()
         self._catch_up_inspector()
         self._update_status()

@@ -106,6 +106,7 @@ class RemoteLink(Link):
         self.ended = threading.Event()
         self._outcome: Outcome | None = None
         self._said_bye, self._detached = False, False
+        self.target_status: int | None = None   # the exit status its goodbye gave
         threading.Thread(target=self._read, name="pfd-attach-read", daemon=True).start()
 
     def _welcome(self, msg: dict, where: str) -> None:
@@ -285,6 +286,8 @@ class RemoteLink(Link):
         elif kind == "bye":
             self._said_bye = True
             status = msg.get("status")
+            if isinstance(status, int) and not isinstance(status, bool):
+                self.target_status = status
             self._outcome = Outcome(0, None, "pyfunc-debug attach: the target process ended"
                                     + (f" (exit status {_clean(status, 20)})"
                                        if status is not None else ""))
