@@ -632,3 +632,13 @@ def test_the_scripts_output_is_on_the_terminal_after_the_ui_closes(tmp_path):
     assert positions == sorted(positions)
     assert text.count("warning (3 runs): op 'augment'") == 1, text
     assert "more warnings" not in text
+
+
+def test_an_attached_sessions_summary_gives_the_targets_exit_status():
+    """Attached, the session ends with status 0 after the target's goodbye; the summary
+    line must not say "exit status 0" for a target that failed."""
+    from pyfunc_debug.tui.exit_summary import exit_summary
+    from pyfunc_debug.tui.model import RunModel
+    text = exit_summary("attached to h:1 — pid 7: t.py", RunModel(), 0, target_status=1)
+    assert text.endswith("0 runs; the target's exit status 1") and "exit status 0" not in text
+    assert exit_summary("t.py", RunModel(), 0).endswith("0 runs; exit status 0")

@@ -164,6 +164,7 @@ class PfdApp(PauseActions, BreakpointActions, App):
         if stale is not None:   # another thread's failure ended the program: none to answer
             self.pause = None
             self.model.unpause()
+        paused = f" while {stale.op_name} was paused" if stale is not None else ""
         error = getattr(status, "error", status)
         if isinstance(error, BaseException) and abort_line(error):
             self.message = f"{abort_line(error)} — q to quit, x to export"
@@ -175,19 +176,17 @@ class PfdApp(PauseActions, BreakpointActions, App):
             code = exit_status(status)
             remote = getattr(self.bridge.link, "target_status", None)   # attach: the target's
             if remote:
-                self.message = f"the target ended with exit status {remote} — q to quit, " \
-                    "x to export"
+                self.message = f"the target ended with exit status {remote}{paused} — q to " \
+                    "quit, x to export"
                 self.model.state = "failed"
             elif code:
-                self.message = f"the script ended: {ending(status, self.model)} — q to quit, " \
-                    "x to export"
+                self.message = f"the script ended{paused}: {ending(status, self.model)} — " \
+                    "q to quit, x to export"
                 self.model.state = "failed"
             else:
-                self.message = "done — q to quit, x to export the trace"
+                self.message = f"done{paused} — q to quit, x to export the trace"
                 if self.model.state in ("running", "paused", "idle"):
                     self.model.state = "finished"
-        if stale is not None:
-            self.message += f" (it ended while {stale.op_name} was paused)"
         self._show_root_cause()
         self._catch_up_inspector()
         self._update_status()

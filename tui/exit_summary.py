@@ -70,13 +70,17 @@ def distinct_warnings(warnings) -> list:
 
 
 def exit_summary(title: str, model, status: int, report: str = "", exported=(),
-                 interrupted: bool = False, unfinished: bool = False) -> str:
-    """The text to print; ``report`` is the program's traceback or abort line."""
+                 interrupted: bool = False, unfinished: bool = False,
+                 target_status: int | None = None) -> str:
+    """The text to print; ``report`` is the program's traceback or abort line;
+    ``target_status``: attached, the exit status the target's process gave."""
     lines = [report] if report else []
     runs = f"{model.runs} run{'s' if model.runs != 1 else ''}"
     failed = len(model.failures)
     how = ("interrupted (Ctrl+C)" if interrupted else
-           "quit before the script finished" if unfinished else f"exit status {status}")
+           "quit before the script finished" if unfinished else
+           f"the target's exit status {target_status}" if target_status is not None else
+           f"exit status {status}")
     head = f"pyfunc-debug: {title}: {runs}"
     if failed:
         head += f", {failed} op error{'s' if failed != 1 else ''}"

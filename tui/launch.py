@@ -79,7 +79,8 @@ def run_app(app) -> int:
         report = f"pyfunc-debug: internal error: {type(result).__name__}: {result}"
     sys.stdout.flush()
     print(exit_summary(app.sub_title, app.model, status, report, app.exported,
-                       interrupted, unfinished), file=sys.stderr)
+                       interrupted, unfinished, getattr(bridge.link, "target_status", None)),
+          file=sys.stderr)
     if unfinished:  # stuck outside any graph run: we cannot stop it politely
         sys.stdout.flush()
         sys.stderr.flush()
