@@ -321,3 +321,19 @@ async def test_a_program_that_ends_while_paused_is_not_shown_paused(remote_statu
         else:
             assert "FINISHED" in status and "done while step0 was paused" in status
         app.stop_ticking()
+
+
+@pytest.mark.asyncio
+async def test_continue_after_the_program_ended_says_so(monkeypatch):
+    """c once the program has ended: not "space pauses at the next op" (there is none)."""
+    app = PfdApp(None, break_on=(), suspend=contextlib.nullcontext, show_timings=False)
+    said = []
+    async with app.run_test(size=SIZE) as pilot:
+        monkeypatch.setattr(app, "notify", lambda text, **kw: said.append(text))
+        app.action_resume("continue")
+        app._target_done(0)
+        await pilot.pause()
+        app.action_resume("continue")
+        app.stop_ticking()
+    assert said[0].startswith("Not paused. (space pauses")
+    assert said[1] == "The program has ended: nothing to continue (q quits, x exports the trace)."

@@ -59,7 +59,11 @@ class PauseActions:
 
     def action_resume(self, action: str) -> None:
         if self.pause is None:
-            self.notify("Not paused. (space pauses at the next op.)", severity="warning")
+            if self.target_done:   # no next op to pause at
+                self.notify("The program has ended: nothing to continue (q quits, x exports "
+                            "the trace).", severity="warning")
+            else:
+                self.notify("Not paused. (space pauses at the next op.)", severity="warning")
             return
         self._answer(action)
 
