@@ -334,6 +334,9 @@ async def test_continue_after_the_program_ended_says_so(monkeypatch):
         app._target_done(0)
         await pilot.pause()
         app.action_resume("continue")
+        app.action_interrupt()   # space: no op is left to pause at either
         app.stop_ticking()
     assert said[0].startswith("Not paused. (space pauses")
     assert said[1] == "The program has ended: nothing to continue (q quits, x exports the trace)."
+    assert said[2] == "The program has ended: no op is left to pause at (q quits)."
+    assert app.message != "pausing at the next op…"

@@ -111,7 +111,10 @@ class PauseActions:
         self._quit_in_pdb()
 
     def action_interrupt(self) -> None:
-        if self.pause is None:
+        if self.pause is None and self.target_done:   # no next op to pause at
+            self.notify("The program has ended: no op is left to pause at (q quits).",
+                        severity="warning")
+        elif self.pause is None:
             self.bridge.interrupt()
             self.message = "pausing at the next op…"
 
