@@ -70,7 +70,7 @@ def test_c_continues_and_the_run_result_is_right():
     assert _pauses(text) == [("before", "double")]
     assert "[breakpoint 1: op=double]" in text
     assert "input 0 (from 'x'):  float32[2] min=1 max=2 mean=1.5" in text  # and its producer
-    assert "actions: continue, step, step_into, abort" in text
+    assert "keys: c continue, n next op, s step into, q abort" in text
 
 
 def test_n_steps_through_ops_and_into_the_eager_ops_of_a_py_function():
@@ -91,7 +91,7 @@ def test_p_prints_values_and_p_i_one_input():
         sess.run(out_t, {x: [1.5, 2.5]})
     text = out.getvalue()
     assert text.count("array([1.5, 2.5], dtype=float32)") == 2
-    assert "no input '3': op 'double' has 1 inputs (0..0)" in text
+    assert "no input '3': op 'double' has 1 input (p 0; p alone prints it)" in text
     assert "no outputs yet: the op has not run" in text
 
 

@@ -48,6 +48,11 @@ HISTORY_LINES = 1000   # the history file keeps the most recent ones
 _INPUT = input
 
 
+# a pause's actions as the keys that take them at the (pfd) prompt
+_KEYS = {"continue": "c continue", "step": "n next op", "step_into": "s step into",
+         "post_mortem": "pm post-mortem", "abort": "q abort"}
+
+
 class ConsoleFrontend:
     """``on_pause`` for ``Debugger``: prints the pause, reads commands until an action."""
 
@@ -120,7 +125,8 @@ class ConsoleFrontend:
             first = str(pause.error).strip().splitlines()
             self.write(f"   error: {pause.error_type}: "
                        f"{next((l for l in first if l and not l.startswith(('Graph', 'Detected'))), '')}")
-        self.write(f"   actions: {', '.join(pause.actions)}   (help for commands)")
+        self.write("   keys: " + ", ".join(_KEYS[a] for a in pause.actions if a in _KEYS)
+                   + "   (help for all commands)")
 
     def handle(self, cmd: str, pause):
         """Do one command; return the action it ends the pause with, or None."""
@@ -164,8 +170,14 @@ class ConsoleFrontend:
                     raise IndexError(index)
                 chosen = [(f"{label} {index}", which, index)]
             except (ValueError, IndexError):
+                which = ("none" if count == 0 else "p 0" if count == 1 else
+                         f"p 0 … p {count - 1}")
+                if label == "output":
+                    which = which.replace("p ", "p out ")
                 self.write(f"no {label} {parts[0]!r}: op '{pause.op_name}' has {count} "
-                           f"{label}s (0..{count - 1})")
+                           f"{label}{'' if count == 1 else 's'} ({which}; "
+                           f"{'p' if label == 'input' else 'p out'} alone prints "
+                           f"{'it' if count == 1 else 'them all'})")
                 return
         else:
             chosen = [(f"{label} {i}", which, i) for i in range(count)]
