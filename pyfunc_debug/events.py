@@ -189,9 +189,30 @@ def remote_thread(address: str, pid: int, ident: int, name: str) -> int:
 thread_names: dict[int, str] = {}
 
 
-def note_thread(ident: int) -> None:
-    """Remember the calling thread's name (``ident`` is its ``threading.get_ident()``)."""
-    thread_names[ident] = threading.current_thread().name
+def note_thread(ident: int, framework: str | None = None) -> None:
+    """Remember the calling thread's name (``ident`` is its ``threading.get_ident()``).
+
+    A thread Python did not start is named ``Dummy-N`` by ``threading``; when
+    ``framework`` (say "tensorflow") made it, it is named for that framework and, on
+    Linux, its own name when it was given one (not only the process's, which threads
+    inherit): "tensorflow tf_Compute", else "tensorflow thread N" (a trace's track
+    then says whose thread it was).
+    """
+    name = threading.current_thread().name
+    if framework is not None and name.startswith("Dummy-"):
+        native = _native_name(f"/proc/self/task/{threading.get_native_id()}/comm")
+        own = native and native != _native_name("/proc/self/comm")   # not only inherited
+        name = f"{framework} {native}" if own else f"{framework} thread {name[len('Dummy-'):]}"
+    thread_names[ident] = name
+
+
+def _native_name(path: str) -> str:
+    """A thread's name as the operating system knows it (Linux: ``comm``), or ""."""
+    try:
+        with open(path, encoding="utf-8", errors="replace") as f:
+            return f.read().strip()
+    except OSError:
+        return ""
 
 
 def thread_name(ident: int) -> str | None:

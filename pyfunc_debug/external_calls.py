@@ -216,7 +216,7 @@ class CallbackRun:
         if ev.fault_capture:   # capture="fault" (trace.faults)
             ev.held_calls[tid] = (op, inputs, func, self.kind)
         if tid not in ev.thread_names:
-            ev.note_thread(tid)
+            ev.note_thread(tid, self.kind)
         write = sink.op_write
         t0 = _now()
         write(_new(ev.OpStart, (ev.next_seq(), run_id, t0, tid, op.name, op.type, None,
@@ -263,7 +263,7 @@ class CallbackRun:
         if ev.fault_capture and inputs is not None:   # capture="fault" (trace.faults)
             ev.held_calls[tid] = (op, inputs, func, self.kind)
         if tid not in ev.thread_names:
-            ev.note_thread(tid)
+            ev.note_thread(tid, self.kind)
         subs = bus.subs
         t0 = _now()
         if subs:

@@ -239,3 +239,41 @@ def test_each_kind_is_reported_for_at_most_ten_calls_of_an_op(inst, events):
     assert len(found) == 10 and "later ones are not reported" in found[-1].message
     assert sorted(w.message.split("in 0 = ")[1].split(" ")[0] for w in found) == \
         sorted(str(i) for i in range(10))
+
+
+@pytest.mark.parametrize("os_name", [None, b"tf_Compute"])
+def test_a_frameworks_own_thread_is_named_for_it(os_name):
+    """A framework's threads are not Python's (``threading`` calls them ``Dummy-N``): a
+    trace's track names the framework, and the thread's own name where it was given one."""
+    import _thread
+    import ctypes
+    import re
+    import sys
+    import threading
+
+    from pyfunc_debug.debug.external import ExternalOp
+    from pyfunc_debug.external_calls import CallbackRun
+
+    if os_name is not None and not sys.platform.startswith("linux"):
+        pytest.skip("thread names from the operating system: Linux")
+    run, op = CallbackRun("tensorflow"), ExternalOp("f", "PyFunc")
+    done = threading.Event()
+
+    def framework_thread():
+        try:
+            if os_name is not None:   # as TensorFlow names its compute threads
+                ctypes.CDLL(None).prctl(15, ctypes.c_char_p(os_name), 0, 0, 0)   # PR_SET_NAME
+            ev.thread_names.pop(threading.get_ident(), None)   # an ended thread's ident, reused
+            run.call(op, lambda v: v + 1, (np.ones(3, np.float32),))
+        finally:
+            done.set()
+
+    with pfd.trace() as tr:
+        _thread.start_new_thread(framework_thread, ())
+        assert done.wait(10)
+        run.end()
+    names = set(tr.thread_names.values())
+    if os_name is None:
+        assert any(re.fullmatch(r"tensorflow thread \d+", n) for n in names), names
+    else:
+        assert "tensorflow tf_Compute" in names, names
