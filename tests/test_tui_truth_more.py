@@ -116,6 +116,8 @@ async def test_an_aborted_call_shows_its_own_inputs_not_another_calls():
         caption = _text(shown, "#insp-caption")
         assert "input 0" in caption and "from" not in caption
         assert "ran under pdb: no duration" in _text(shown, "#insp-header")
+        # which call the table shows: the latest of three (two ran, the third aborted)
+        assert "· latest of 3 calls" in _text(shown, "#insp-header").splitlines()[0]
 
 
 @pytest.mark.asyncio

@@ -176,6 +176,8 @@ class Inspector(VerticalScroll, can_focus=True):
         if timings and not (here is not None and (here.when == "before"
                                                   or getattr(here, "not_run", ""))):
             text.append(_duration(row))
+        if row.calls > 1:   # a framework's op: what is shown below is one call of many
+            text.append(f"  · latest of {row.calls:,} calls")
         hints = set()
         own = _kinds(pause)
         for i, w in enumerate(_diagnostics(row, pause)):   # the pause's, then the likeliest
