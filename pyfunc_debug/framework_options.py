@@ -13,7 +13,8 @@ import sys
 import threading
 import traceback
 
-__all__ = ["FRAMEWORK_OPTIONS", "instrumented", "FrameworkMissing", "run_on_worker"]
+__all__ = ["FRAMEWORK_OPTIONS", "instrumented", "FrameworkMissing", "run_on_worker",
+           "nothing_recorded", "jax_used", "watched"]
 
 # option -> (adapter module, the pip extra that installs its framework)
 FRAMEWORK_OPTIONS = {"--tf": ("pyfunc_debug.tensorflow", "tensorflow"),
@@ -81,3 +82,45 @@ def _release(error) -> None:
         traceback.clear_frames(error.__traceback__)
         error = error.__cause__ or error.__context__
     gc.collect()
+
+
+def jax_used() -> bool:
+    """Whether the script computed with JAX, not only imported it: TensorFlow 2.21 imports
+    JAX when it is installed, and a computation starts one of its backends."""
+    bridge = sys.modules.get("jax._src.xla_bridge")
+    if bridge is None:
+        return False
+    started = getattr(bridge, "backends_are_initialized", None)
+    return True if started is None else bool(started())
+
+
+def watched() -> dict:
+    """``{"--tf": True, ...}`` for each framework whose callbacks are instrumented now."""
+    return {option: getattr(sys.modules.get(module), "_active", None) is not None
+            for option, (module, _) in FRAMEWORK_OPTIONS.items()}
+
+
+def nothing_recorded(opts: dict | None = None) -> str:
+    """Why a program recorded no run: what is recorded, and what was not. ``opts``: the
+    ``--tf``/``--jax`` given (default: the frameworks instrumented now, ``watched``).
+    What the program used of a framework comes first: a TensorFlow program also runs
+    TensorFlow's ``tf.function``, which is not ours."""
+    if opts is None:
+        opts = watched()
+    hints = []
+    if opts.get("--tf"):
+        hints.append("TensorFlow called no py_function/numpy_function callback")
+    elif "tensorflow" in sys.modules:
+        hints.append("the script imported TensorFlow: add --tf to record its "
+                     "py_function/numpy_function callbacks")
+    if opts.get("--jax"):
+        hints.append("JAX called no pure_callback/io_callback/debug.callback")
+    elif jax_used():
+        hints.append("the script imported JAX: add --jax to record its pure_callback/"
+                     "io_callback/debug.callback calls")
+    if hints:
+        return "; ".join(hints) + ("; and it ran no Session.run or tf.function call of "
+                                   "pyfunc_debug's own")
+    return ("the script ran no Session.run and no tf.function call (eager ops, and "
+            "py_function/numpy_function/py_func called eagerly outside a tf.function, are "
+            "not recorded: call them from a tf.function or a Session.run to trace them)")

@@ -362,6 +362,14 @@ def test_trace_of_eager_code_says_what_is_not_recorded(tmp_path):
         "Session.run to trace them)")
 
 
+def test_run_console_of_eager_code_says_why_nothing_was_watched(tmp_path):
+    script = tmp_path / "eager.py"
+    script.write_text(textwrap.dedent(EAGER_ONLY))
+    status, stdout, err = _cli(["run", "--console", str(script)], tmp_path)
+    assert status == 0 and stdout.count("pfd.Tensor(") == 3, err
+    assert "pyfunc-debug run: no op ran: the script ran no Session.run" in _one_line(err)
+
+
 def test_the_same_ops_in_a_tf_function_are_recorded(tmp_path):
     script = tmp_path / "fn.py"
     script.write_text(textwrap.dedent("""
@@ -374,6 +382,8 @@ def test_the_same_ops_in_a_tf_function_are_recorded(tmp_path):
     assert status == 0, err
     assert re.search(r"wrote \d+ events \([1-9]\d* op runs? in 1 run\)", err), err
     assert "not recorded" not in err
+    status, _, err = _cli(["run", "--console", str(script)], tmp_path)
+    assert status == 0 and "no op ran" not in err, err
 
 
 # -- history and line editing at the (pfd) prompt ----------------------------------------------

@@ -644,3 +644,15 @@ def test_an_attached_sessions_summary_gives_the_targets_exit_status():
     text = exit_summary("attached to h:1 — pid 7: t.py", RunModel(), 0, target_status=1)
     assert text.endswith("0 runs; the target's exit status 1") and "exit status 0" not in text
     assert exit_summary("t.py", RunModel(), 0).endswith("0 runs; exit status 0")
+
+
+@pytest.mark.asyncio
+async def test_a_program_that_ran_no_op_is_told_why_on_screen():
+    """A script that ran nothing we watch (a real TF program without --tf, eager code):
+    not an empty screen saying "done", but why nothing was recorded."""
+    app = _app(lambda: print("eager only") or 0)
+    async with _running(app) as pilot:
+        await _finished(pilot)
+        header = _text(app, "#insp-header")
+        assert header.startswith("Nothing was recorded: the script ran no Session.run")
+        assert "done, no op ran (see the inspector)" in _status(app)

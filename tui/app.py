@@ -187,6 +187,11 @@ class PfdApp(PauseActions, BreakpointActions, App):
                 self.message = f"done{paused} — q to quit, x to export the trace"
                 if self.model.state in ("running", "paused", "idle"):
                     self.model.state = "finished"
+        if not self.model.events and self.bridge.debugger is not None:   # ran no op: why
+            from pyfunc_debug.framework_options import nothing_recorded
+            self.query_one(Inspector).explain(f"Nothing was recorded: {nothing_recorded()}.")
+            self.message = self.message.replace("done", "done, no op ran (see the inspector)",
+                                                1)
         self._show_root_cause()
         self._catch_up_inspector()
         self._update_status()

@@ -84,7 +84,8 @@ def _run_console(prog, breaks, kinds, guard, on_worker=False) -> int:
     frontend = ConsoleFrontend(debugger=link)
     add_breakpoints(link, breaks, kinds)
     # each diagnostic printed once, as it happens (summaries let the engine find them)
-    link.start(DiagnosticPrinter(), answering(link, frontend), capture="summary")
+    printer = DiagnosticPrinter()
+    link.start(printer, answering(link, frontend), capture="summary")
     try:
         if on_worker:  # a framework's threads: Ctrl+C must still reach us
             from ..framework_options import run_on_worker
@@ -93,6 +94,9 @@ def _run_console(prog, breaks, kinds, guard, on_worker=False) -> int:
             outcome = run_program(prog)
     finally:
         link.stop()
+    if not printer.ran:   # as the UI says it: why there was nothing to watch
+        from ..framework_options import nothing_recorded
+        print(f"pyfunc-debug run: no op ran: {nothing_recorded()}", file=sys.stderr)
     return finish(outcome)
 
 

@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import sys
 
+from ..framework_options import jax_used, nothing_recorded
 from .checks import UsageError, output_file, why
 from .program import finish, frameworks, program
 
@@ -13,15 +14,6 @@ TRACE_OPTIONS = {"-o": True, "--output": True, "--capture": True, "--tf": False,
 TRACE_USAGE = ("pyfunc-debug trace -o OUT.json|OUT.jsonl [--capture none|summary|full|fault] "
                "[--tf] [--jax] SCRIPT|-m MODULE [ARGS...]")
 
-
-def jax_used() -> bool:
-    """Whether the script computed with JAX, not only imported it: TensorFlow 2.21 imports
-    JAX when it is installed, and a computation starts one of its backends."""
-    bridge = sys.modules.get("jax._src.xla_bridge")
-    if bridge is None:
-        return False
-    started = getattr(bridge, "backends_are_initialized", None)
-    return True if started is None else bool(started())
 
 
 def cmd_trace(args) -> int:
@@ -73,20 +65,3 @@ def _record(recorder, instrumented, prog, out):
             failed = e
     return tr, outcome, failed
 
-
-def nothing_recorded(opts: dict) -> str:
-    """Why a program recorded no run: what is recorded, and what was not."""
-    text = ("the script ran no Session.run and no tf.function call (eager ops, and "
-            "py_function/numpy_function/py_func called eagerly outside a tf.function, are "
-            "not recorded: call them from a tf.function or a Session.run to trace them)")
-    if opts.get("--tf"):
-        text += "; nor did TensorFlow call a py_function/numpy_function callback"
-    elif "tensorflow" in sys.modules:
-        text += ("; the script imported TensorFlow: add --tf to record its "
-                 "py_function/numpy_function callbacks")
-    if opts.get("--jax"):
-        text += "; nor did JAX call a pure_callback/io_callback/debug.callback"
-    elif jax_used():
-        text += ("; the script imported JAX: add --jax to record its pure_callback/"
-                 "io_callback/debug.callback calls")
-    return text

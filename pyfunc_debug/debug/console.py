@@ -350,9 +350,12 @@ class DiagnosticPrinter:
     def __init__(self, stdout=None):
         self.stdout = stdout
         self.seen: set = set()
+        self.ran = False   # a run started: the program ran something we watch
 
     def __call__(self, e) -> None:
         if type(e) is not ev.Warning or (e.op, e.kind) in self.seen:
+            if type(e) is ev.RunStart:
+                self.ran = True
             return
         self.seen.add((e.op, e.kind))
         out = self.stdout or sys.stderr

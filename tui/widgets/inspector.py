@@ -96,6 +96,7 @@ class Inspector(VerticalScroll, can_focus=True):
         self._parts: dict = {}      # what each Static part shows now
         self._grid = None           # (column labels, column widths) the value grid has
         self._widths = None         # (column labels, widths) of the value's whole grid
+        self._empty = "Select an op."   # what it says with no op selected (``explain``)
 
     def compose(self) -> ComposeResult:
         yield Static("Select an op.", id="insp-header")
@@ -132,6 +133,13 @@ class Inspector(VerticalScroll, can_focus=True):
             self._shown = row.name
             self.scroll_home(animate=False)
 
+    def explain(self, text: str) -> None:
+        """What to say while no op is selected, instead of "Select an op." (a program that
+        ran no op: why)."""
+        self._empty = text
+        if self._shown is None:
+            self._set("#insp-header", text)
+
     def follow(self, row: OpRow, relative=lambda p: p, timings: bool = True) -> None:
         """Between the once-a-second full updates of a running program: only the header
         (status, duration, diagnostics) of the op already shown, so it never says DONE
@@ -157,7 +165,7 @@ class Inspector(VerticalScroll, can_focus=True):
         """Nothing selected: nothing of the op shown before may stay."""
         self._shown = None
         self._values, self._reason = [], ""
-        self._set("#insp-header", "Select an op.")
+        self._set("#insp-header", self._empty)
         for part in ("#insp-summaries", "#insp-error", "#insp-caption"):
             self._set(part, "")
         self.query_one("#insp-grid", DataTable).clear(columns=True)
