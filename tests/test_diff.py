@@ -202,7 +202,18 @@ def test_a_callback_that_gives_another_output_on_the_same_inputs_is_found():
 
 def test_a_callback_given_other_inputs_says_no_call_had_them():
     d = tf.diff_traces(_callbacks([1, 2, 3]), _callbacks([1, 2, 4]))
-    assert d.reason == "B has no call of it on the same inputs (in 0 float32[2,2] min=3 max=3 mean=3)"
+    assert d.reason == ("1 call in A was on inputs B never gave it (1 the other way): the "
+                        "data differ, or the runs stopped at different points; the first, "
+                        "in A: in 0 float32[2,2] min=3 max=3 mean=3")
     assert "(no call on those inputs)" in d.report() and "(did not run)" not in d.report()
     d = tf.diff_traces(_callbacks([1, 2, 3]), _callbacks([3, 2, 1, 1]))
-    assert d.reason.startswith("A has no call of it on the same inputs (in 0 float32[2,2] min=1")
+    assert d.reason.startswith("1 call in B was on inputs A never gave it: the data differ")
+    assert d.reason.endswith("the first, in B: in 0 float32[2,2] min=1 max=1 mean=1")
+
+
+def test_calls_on_the_same_inputs_that_differ_come_before_calls_only_one_run_made():
+    """A failing parallel map stops after more or fewer calls in each run: a real
+    difference on shared inputs is the one to report."""
+    changed = _callbacks([1, 2, 3, 5], lambda v: v * np.float32(2) + (v[0, 0] == 3))
+    d = tf.diff_traces(_callbacks([4, 1, 2, 3]), changed)
+    assert d.output == 0 and "in its calls on the same inputs (in 0 float32[2,2] min=3" in d.reason

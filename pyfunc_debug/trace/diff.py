@@ -253,31 +253,63 @@ _ABSENT = {False: "(did not run)", True: "(no call on those inputs)"}
 
 
 def _first_in_run(i, ra: _Run, rb: _Run, rtol, atol, labels):
-    by_inputs = ra.by_inputs and rb.by_inputs
+    if ra.by_inputs and rb.by_inputs:
+        return _first_call(i, ra, rb, rtol, atol, labels)
     for n, key in enumerate(ra.order):
         ea = ra.results[key]
         eb = rb.results.get(key)
-        if eb is None:
-            found = (f"B has no call of it on the same inputs ({_inputs_text(ea)})"
-                     if by_inputs else "ran in A but not in B", None, _first_output(ea), None)
-        else:
-            found = _compare_ops(ea, eb, rtol, atol)
-            if found is not None and by_inputs:
-                found = (f"{found[0]}, in its calls on the same inputs "
-                         f"({_inputs_text(ea)})", *found[1:])
+        found = (("ran in A but not in B", None, _first_output(ea), None) if eb is None
+                 else _compare_ops(ea, eb, rtol, atol))
         if found is not None:
             why, out, sa, sb = found
             return Divergence(i, key[1], sa, sb, _upstream(ra, key, n), why, out, key[0],
-                              ea.op_type, labels, (ea, eb), _ABSENT[by_inputs])
+                              ea.op_type, labels, (ea, eb))
     for n, key in enumerate(rb.order):
         if key not in ra.results:
             eb = rb.results[key]
-            why = (f"A has no call of it on the same inputs ({_inputs_text(eb)})"
-                   if by_inputs else "ran in B but not in A")
             return Divergence(i, key[1], None, _first_output(eb), _upstream(rb, key, n),
-                              why, None, key[0], eb.op_type, labels, (None, eb),
-                              _ABSENT[by_inputs])
+                              "ran in B but not in A", None, key[0], eb.op_type, labels,
+                              (None, eb))
     return None
+
+
+def _first_call(i, ra: _Run, rb: _Run, rtol, atol, labels):
+    """A framework's callback runs: first the calls both made on the same inputs whose
+    outputs differ (a real difference); then the calls one made on inputs the other
+    never had (different data, or runs that stopped at different points: a parallel
+    map runs ahead of what is consumed, so a failing run stops after more or fewer)."""
+    for n, key in enumerate(ra.order):
+        eb = rb.results.get(key)
+        if eb is None:
+            continue
+        ea = ra.results[key]
+        found = _compare_ops(ea, eb, rtol, atol)
+        if found is not None:
+            why, out, sa, sb = found
+            return Divergence(i, key[1], sa, sb, _upstream(ra, key, n),
+                              f"{why}, in its calls on the same inputs ({_inputs_text(ea)})",
+                              out, key[0], ea.op_type, labels, (ea, eb), _ABSENT[True])
+    only_a = [k for k in ra.order if k not in rb.results]
+    only_b = [k for k in rb.order if k not in ra.results]
+    if not only_a and not only_b:
+        return None
+    first, run, side, other = ((only_a[0], ra, "A", "B") if only_a else
+                               (only_b[0], rb, "B", "A"))
+    e = run.results[first]
+    n, m = len(only_a), len(only_b)
+    counts = (f"{_calls(n)} in A {'was' if n == 1 else 'were'} on inputs B never gave it "
+              f"({m} the other way)" if n else
+              f"{_calls(m)} in B {'was' if m == 1 else 'were'} on inputs A never gave it")
+    why = (f"{counts}: the data differ, or the runs stopped at different points; "
+           f"the first, in {side}: {_inputs_text(e) or 'a failed call'}")
+    events = (e, None) if side == "A" else (None, e)
+    sa, sb = (_first_output(e), None) if side == "A" else (None, _first_output(e))
+    return Divergence(i, first[1], sa, sb, (), why, None, first[0], e.op_type, labels,
+                      events, _ABSENT[True])
+
+
+def _calls(n: int) -> str:
+    return f"{n} call{'' if n == 1 else 's'}"
 
 
 def _check_tolerance(name, v) -> float:
