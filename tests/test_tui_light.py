@@ -85,6 +85,14 @@ async def test_the_program_runs_on_while_the_ui_is_stalled_and_the_screen_catche
     await asyncio.to_thread(app.worker_thread.join, 10)
 
 
+def _applied(app, events) -> None:
+    """The app, its ticker paused, with ``events`` applied as one tick applies them."""
+    app._ticker.pause()
+    for e in events:
+        app.bridge._on_event(e)
+    app.tick()
+
+
 def _recorded(runs: int, chain: int) -> list:
     g, x, y = step_chain(chain)
     with pfd.trace() as tr, pfd.Session(graph=g) as sess:
@@ -188,10 +196,7 @@ async def test_a_running_ops_new_values_are_shown_without_laying_out_the_screen(
     app = PfdApp(None, break_on=(), suspend=contextlib.nullcontext, show_timings=False)
     rng = np.random.default_rng(0)
     async with app.run_test(size=SIZE) as pilot:
-        app._ticker.pause()
-        for e in events:
-            app.bridge._on_event(e)
-        app.tick()
+        _applied(app, events)
         await pilot.pause()
         inspector, row = app.query_one(Inspector), app.model.rows["step0"]
         grid = app.query_one("#insp-grid")
@@ -243,10 +248,7 @@ async def test_the_value_grid_holds_only_whole_columns_and_says_which():
     app = PfdApp(None, break_on=(), suspend=contextlib.nullcontext, show_timings=False)
     value = np.random.default_rng(1).standard_normal((8, 8)).astype(np.float32)
     async with app.run_test(size=SIZE) as pilot:
-        app._ticker.pause()
-        for e in events:
-            app.bridge._on_event(e)
-        app.tick()
+        _applied(app, events)
         await pilot.pause()
         inspector = app.query_one(Inspector)
         inspector.show(app.model.rows["step0"], Values([value], [value]))
@@ -304,10 +306,7 @@ async def test_a_program_that_ends_while_paused_is_not_shown_paused(remote_statu
     events = _recorded(1, 2)
     app = PfdApp(None, break_on=(), suspend=contextlib.nullcontext, show_timings=False)
     async with app.run_test(size=SIZE) as pilot:
-        app._ticker.pause()
-        for e in events:
-            app.bridge._on_event(e)
-        app.tick()
+        _applied(app, events)
         app.bridge.link.target_status = remote_status
         app.model.mark_paused("step0")
         app.pause = types.SimpleNamespace(op_name="step0")

@@ -647,9 +647,11 @@ def test_an_attached_sessions_summary_gives_the_targets_exit_status():
 
 
 @pytest.mark.asyncio
-async def test_a_program_that_ran_no_op_is_told_why_on_screen():
+async def test_a_program_that_ran_no_op_is_told_why_on_screen(monkeypatch):
     """A script that ran nothing we watch (a real TF program without --tf, eager code):
     not an empty screen saying "done", but why nothing was recorded."""
+    for module in ("tensorflow", "jax._src.xla_bridge"):   # imported by other tests
+        monkeypatch.delitem(sys.modules, module, raising=False)
     app = _app(lambda: print("eager only") or 0)
     async with _running(app) as pilot:
         await _finished(pilot)
