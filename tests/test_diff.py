@@ -217,3 +217,14 @@ def test_calls_on_the_same_inputs_that_differ_come_before_calls_only_one_run_mad
     changed = _callbacks([1, 2, 3, 5], lambda v: v * np.float32(2) + (v[0, 0] == 3))
     d = tf.diff_traces(_callbacks([4, 1, 2, 3]), changed)
     assert d.output == 0 and "in its calls on the same inputs (in 0 float32[2,2] min=3" in d.reason
+
+
+def test_callbacks_read_back_from_a_file_match_those_in_memory(tmp_path):
+    from pyfunc_debug.debug.external import ExternalOp
+    from pyfunc_debug.external_calls import CallbackRun
+    run, op = CallbackRun("tensorflow"), ExternalOp("augment", "EagerPyFunc")
+    with tf.trace(tmp_path / "a.jsonl"):
+        for x in (1, 2, 3):
+            run.call(op, lambda v: v * np.float32(2), (np.full((2, 2), x, np.float32),))
+        run.end()
+    assert tf.diff_traces(str(tmp_path / "a.jsonl"), _callbacks([3, 1, 2])) is None
