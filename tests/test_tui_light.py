@@ -293,6 +293,7 @@ def test_an_op_rows_detail_is_cut_between_words_and_marked():
         elif width >= len("float32…"):
             assert got.endswith("…") and got[:-1] in wholes, (width, got)
     assert clip(detail, 20) == "float32[8,8]…" and clip(detail, 7) == "float32"
+    assert clip(detail, -3) == clip(detail, 0) == ""   # no room left by the name columns
 
 
 @pytest.mark.asyncio

@@ -174,10 +174,12 @@ def clip(text: str, width: int) -> str:
     ``2.387e-0``). Where only the dtype fits, it alone (a whole word, true as it stands)."""
     if len(text) <= width:
         return text
+    if width <= 0:
+        return ""
     cut = max(text.rfind(" ", 0, width), text.rfind("[", 0, width))
     if cut > 0:
         return text[:cut] + "…"
     dtype = text.split(" ", 1)[0].split("[", 1)[0]
     if len(dtype) <= width:
         return dtype
-    return text[:width - 1] + "…" if width > 0 else ""
+    return text[:width - 1] + "…"
