@@ -169,8 +169,11 @@ def test_waiting_connections_are_capped_and_a_real_client_still_gets_in(server):
     threads = threading.active_count()
     silent = [_connect(server.port) for _ in range(MAX_PENDING + 40)]
     try:
-        _until(lambda: server.refusals >= 40, "the oldest waiting ones pushed out")
-        assert server.gate.pending == MAX_PENDING
+        # the gate pushes out the oldest, then takes the new one in: read from here, the
+        # count of refusals can lead the count waiting by one for a moment
+        _until(lambda: server.refusals >= 40 and server.gate.pending == MAX_PENDING,
+               "the oldest waiting ones pushed out, the newest waiting")
+        assert server.gate.pending == MAX_PENDING   # the cap
         assert threading.active_count() <= threads   # no thread per waiting peer
         first, closed = _answer(silent[0])
         assert closed and "too many connections waiting" in first["reason"]
