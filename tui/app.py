@@ -165,6 +165,11 @@ class PfdApp(PauseActions, BreakpointActions, App):
             self.pause = None
             self.model.unpause()
         paused = f" while {stale.op_name} was paused" if stale is not None else ""
+        nothing = ""
+        if not self.model.events and self.bridge.debugger is not None:   # ran no op: why
+            from pyfunc_debug.framework_options import nothing_recorded
+            self.query_one(Inspector).explain(f"Nothing was recorded: {nothing_recorded()}.")
+            nothing = ", no op ran (see the inspector)"
         error = getattr(status, "error", status)
         if isinstance(error, BaseException) and abort_line(error):
             self.message = f"{abort_line(error)} — q to quit, x to export"
@@ -184,14 +189,9 @@ class PfdApp(PauseActions, BreakpointActions, App):
                     "q to quit, x to export"
                 self.model.state = "failed"
             else:
-                self.message = f"done{paused} — q to quit, x to export the trace"
+                self.message = f"done{paused}{nothing} — q to quit, x to export the trace"
                 if self.model.state in ("running", "paused", "idle"):
                     self.model.state = "finished"
-        if not self.model.events and self.bridge.debugger is not None:   # ran no op: why
-            from pyfunc_debug.framework_options import nothing_recorded
-            self.query_one(Inspector).explain(f"Nothing was recorded: {nothing_recorded()}.")
-            self.message = self.message.replace("done", "done, no op ran (see the inspector)",
-                                                1)
         self._show_root_cause()
         self._catch_up_inspector()
         self._update_status()

@@ -3,11 +3,11 @@ from __future__ import annotations
 
 import sys
 
-from ..framework_options import jax_used, nothing_recorded
+from ..framework_options import nothing_recorded
 from .checks import UsageError, output_file, why
 from .program import finish, frameworks, program
 
-__all__ = ["cmd_trace", "TRACE_OPTIONS", "TRACE_USAGE", "nothing_recorded", "jax_used"]
+__all__ = ["cmd_trace", "TRACE_OPTIONS", "TRACE_USAGE"]
 
 TRACE_OPTIONS = {"-o": True, "--output": True, "--capture": True, "--tf": False,
                  "--jax": False}

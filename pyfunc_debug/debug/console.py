@@ -170,14 +170,14 @@ class ConsoleFrontend:
                     raise IndexError(index)
                 chosen = [(f"{label} {index}", which, index)]
             except (ValueError, IndexError):
-                which = ("none" if count == 0 else "p 0" if count == 1 else
-                         f"p 0 … p {count - 1}")
-                if label == "output":
-                    which = which.replace("p ", "p out ")
+                p = "p" if label == "input" else "p out"
+                if count == 1:
+                    hint = f" ({p} 0; {p} alone prints it)"
+                else:
+                    hint = f" ({p} 0 … {p} {count - 1}; {p} alone prints them all)" \
+                        if count else ""
                 self.write(f"no {label} {parts[0]!r}: op '{pause.op_name}' has {count} "
-                           f"{label}{'' if count == 1 else 's'} ({which}; "
-                           f"{'p' if label == 'input' else 'p out'} alone prints "
-                           f"{'it' if count == 1 else 'them all'})")
+                           f"{label}{'' if count == 1 else 's'}{hint}")
                 return
         else:
             chosen = [(f"{label} {i}", which, i) for i in range(count)]

@@ -249,7 +249,7 @@ def _upstream(run: _Run, key, upto: int) -> tuple:
     return tuple(out)
 
 
-_ABSENT = {False: "(did not run)", True: "(no call on those inputs)"}
+_NO_SUCH_CALL = "(no call on those inputs)"   # a callback run's side with no such call
 
 
 def _first_in_run(i, ra: _Run, rb: _Run, rtol, atol, labels):
@@ -288,13 +288,12 @@ def _first_call(i, ra: _Run, rb: _Run, rtol, atol, labels):
             why, out, sa, sb = found
             return Divergence(i, key[1], sa, sb, _upstream(ra, key, n),
                               f"{why}, in its calls on the same inputs ({_inputs_text(ea)})",
-                              out, key[0], ea.op_type, labels, (ea, eb), _ABSENT[True])
+                              out, key[0], ea.op_type, labels, (ea, eb), _NO_SUCH_CALL)
     only_a = [k for k in ra.order if k not in rb.results]
     only_b = [k for k in rb.order if k not in ra.results]
     if not only_a and not only_b:
         return None
-    first, run, side, other = ((only_a[0], ra, "A", "B") if only_a else
-                               (only_b[0], rb, "B", "A"))
+    first, run, side = (only_a[0], ra, "A") if only_a else (only_b[0], rb, "B")
     e = run.results[first]
     n, m = len(only_a), len(only_b)
     counts = (f"{_calls(n)} in A {'was' if n == 1 else 'were'} on inputs B never gave it "
@@ -302,10 +301,10 @@ def _first_call(i, ra: _Run, rb: _Run, rtol, atol, labels):
               f"{_calls(m)} in B {'was' if m == 1 else 'were'} on inputs A never gave it")
     why = (f"{counts}: the data differ, or the runs stopped at different points; "
            f"the first, in {side}: {_inputs_text(e) or 'a failed call'}")
-    events = (e, None) if side == "A" else (None, e)
-    sa, sb = (_first_output(e), None) if side == "A" else (None, _first_output(e))
-    return Divergence(i, first[1], sa, sb, (), why, None, first[0], e.op_type, labels,
-                      events, _ABSENT[True])
+    ends, summaries = ((e, None), (_first_output(e), None)) if side == "A" else \
+        ((None, e), (None, _first_output(e)))
+    return Divergence(i, first[1], *summaries, (), why, None, first[0], e.op_type, labels,
+                      ends, _NO_SUCH_CALL)
 
 
 def _calls(n: int) -> str:

@@ -240,33 +240,42 @@ class Inspector(VerticalScroll, can_focus=True):
             return
         label, value = self._values[self._value_index % len(self._values)]
         cols, rows, cap = grid_of(value)
-        widths = [max(map(cell_len, c)) for c in zip(cols, *rows)]
-        if self._widths is not None and self._widths[0] == cols:   # widths only grow
-            widths = list(map(max, widths, self._widths[1]))
-        self._widths = (cols, widths)
-        # the room as if the inspector's scrollbar were shown: it comes and goes with the
-        # content's height, and the columns must not depend on it
-        room = self.content_region.width - self.styles.scrollbar_size_vertical
-        tall = grid.styles.max_height   # more rows than it holds: its scrollbar takes room
-        if tall is not None and len(rows) + 1 > tall.value:
-            room -= grid.styles.scrollbar_size_vertical
-        fit = _fitting(widths, room, grid.cell_padding)
+        room = self._room(grid, len(rows))
+        whole = self._widths   # (labels, widths, room) of the whole grid, as last fitted
+        fit = len(self._grid[0]) if whole is not None and self._grid is not None \
+            and whole[0] == cols and whole[2] == room else 0
+        # a running op's new values, once a second: into the cells as they are (no widths
+        # measured, no layout); else the widths (they only grow) and what fits
+        if not fit or not _refill(grid, self._grid, cols[:fit], [r[:fit] for r in rows]):
+            widths = [max(map(cell_len, c)) for c in zip(cols, *rows)]
+            if whole is not None and whole[0] == cols:
+                widths = list(map(max, widths, whole[1]))
+            self._widths = (cols, widths, room)
+            fit = _fitting(widths, room, grid.cell_padding)
+            grid.clear(columns=True)
+            for name, width in zip(cols[:fit], widths[:fit]):
+                grid.add_column(name, width=width)
+            grid.add_rows([r[:fit] for r in rows])
+            self._grid = (cols[:fit], widths[:fit])
         if fit < len(cols):   # the grid's first column labels the rows
-            cols, rows, widths = cols[:fit], [r[:fit] for r in rows], widths[:fit]
             cap += f" — columns 0–{fit - 2} fit here"
         more = f"   (v: next of {len(self._values)})" if len(self._values) > 1 else ""
         stale = "" if self._from_run is None else \
             " — from an earlier call of this run, not this one" if self._from_run == -1 else \
             f" — from run {self._from_run}, not this run"
         self._set("#insp-caption", f"{label}: {cap}{stale}{more}", same_height=True)
-        if not _refill(grid, self._grid, cols, rows):
-            grid.clear(columns=True)
-            for label, width in zip(cols, widths):
-                grid.add_column(label, width=width)
-            grid.add_rows(rows)
-            self._grid = (cols, widths)
         spark.data = _spark(value)
         spark.display = bool(spark.data)
+
+    def _room(self, grid: DataTable, rows: int) -> int:
+        """The cells the grid's columns may take: as if the inspector's scrollbar were
+        shown (it comes and goes with the content's height, and the columns must not
+        depend on it), less the grid's own when it has more rows than it shows."""
+        room = self.content_region.width - self.styles.scrollbar_size_vertical
+        tall = grid.styles.max_height
+        if tall is not None and rows + 1 > tall.value:
+            room -= grid.styles.scrollbar_size_vertical
+        return room
 
     def on_resize(self, event) -> None:
         """Another width: as many of the value's columns as now fit."""
