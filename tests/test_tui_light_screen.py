@@ -125,8 +125,11 @@ def test_importing_the_ui_leaves_the_debugger_core_and_script_runner():
 
 
 @pytest.mark.asyncio
-async def test_the_program_starts_once_the_first_screen_is_drawn():
+async def test_the_program_starts_once_the_first_screen_is_drawn(monkeypatch):
     """The program's first event comes after the first screen was drawn."""
+    # the wait is bounded (FIRST_SCREEN); a loaded CI machine can take longer than
+    # that to draw, so the bound is lifted here: this checks the order, not the time
+    monkeypatch.setattr(app_module, "FIRST_SCREEN", 60.0)
     seen = []
 
     def target():
