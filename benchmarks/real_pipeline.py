@@ -36,8 +36,8 @@ timed in the same rounds. The recorded call summarises two arrays (input and
 output), so the ratio is also given per summarised array. For 64 elements
 also recorded to a ``.jsonl`` file, as ``trace --tf`` records: the CPU this
 process spends per call over the unrecorded call (the calling thread and the
-writer's thread), and that of the writer process, which takes the small
-arrays' summaries on another core (its start, about 0.3 s, included). The same callback
+writer's thread), and what reading the file back costs per call (``load_trace``,
+which takes the small arrays' summaries the file keeps pending). The same callback
 on 64 elements in a ``tf.function`` (``tf.numpy_function``, ``instrument()``
 with and without a trace) gives the in-framework difference, noisier.
 
@@ -247,12 +247,12 @@ def per_call(calls: int, rounds: int) -> dict:
     out = {}
     with tempfile.TemporaryDirectory() as tmp:
         x = np.random.default_rng(0).random(64, dtype=np.float32)
-        t = {"program": [], "writer": []}
+        t = {"program": [], "load": []}
         for r in range(rounds + 1):
-            here, writer = _to_jsonl(lambda: run.call(op, inc, (x,)), run, calls * 10, tmp)
+            here, load = _to_jsonl(lambda: run.call(op, inc, (x,)), run, calls * 10, tmp)
             if r:
                 t["program"].append(here)
-                t["writer"].append(writer)
+                t["load"].append(load)
         out["jsonl"] = {k: statistics.median(v) for k, v in t.items()}
     for size, n in ((64, calls), (1 << 20, max(3, calls // 100))):
         x = np.random.default_rng(0).random(size, dtype=np.float32)
@@ -275,10 +275,8 @@ def per_call(calls: int, rounds: int) -> dict:
 
 
 def _to_jsonl(call, run, n: int, tmp: str) -> tuple:
-    """(µs of this process's CPU per recorded call over an unrecorded one, µs of the writer
-    process's CPU per call) for ``n`` calls recorded to a ``.jsonl`` trace."""
-    import resource
-
+    """(µs of this process's CPU per recorded call over an unrecorded one, µs per call of
+    loading the file back) for ``n`` calls recorded to a ``.jsonl`` trace."""
     import pyfunc_debug as pfd
 
     def cpu_per_call(fn):
@@ -290,17 +288,16 @@ def _to_jsonl(call, run, n: int, tmp: str) -> tuple:
         for _ in range(n):
             call()
 
+    path = os.path.join(tmp, "calls.jsonl")
+
     def recorded():
-        with pfd.trace(os.path.join(tmp, "calls.jsonl")):
+        with pfd.trace(path):
             for _ in range(n):
                 call()
             run.end()
 
-    children = resource.getrusage(resource.RUSAGE_CHILDREN)
     base, here = cpu_per_call(unrecorded), cpu_per_call(recorded)
-    after = resource.getrusage(resource.RUSAGE_CHILDREN)
-    writer = (after.ru_utime + after.ru_stime - children.ru_utime - children.ru_stime) / n * 1e6
-    return here - base, writer
+    return here - base, cpu_per_call(lambda: pfd.load_trace(path))
 
 
 def tf_per_call(calls: int, rounds: int):
@@ -342,8 +339,8 @@ def report_calls(calls: dict, tf_calls) -> None:
     small, big = calls[64], calls[1 << 20]
     print("per call, x + 1 through the wrapper (medians; min-max):")
     print(f"  64 float32 recorded to .jsonl: this process +{calls['jsonl']['program']:.2f} µs CPU "
-          f"per call, the writer process {calls['jsonl']['writer']:.2f} µs per call "
-          f"(another core)")
+          f"per call; loading it back {calls['jsonl']['load']:.2f} µs per call "
+          f"(the summaries taken then)")
     d = small["recorded"] - small["unrecorded"]
     print(f"  64 float32:  unrecorded {small['unrecorded']:.2f} µs, recorded "
           f"{small['recorded']:.2f} µs ({small['spread']['recorded'][0]:.2f}-"

@@ -436,8 +436,8 @@ def subscribe(callback, capture: str = "none", capture_bytes: int = 1 << 20,
     where a C-level callable saves a Python call each.
 
     ``settles`` (internal: a ``.jsonl`` trace's writer, see ``trace.pending``)
-    is an object whose ``op_write`` accepts a ``PendingOpEnd`` and settles its
-    summaries before anyone reads them, once its ``deferred`` is set: while
+    is an object whose ``op_write`` accepts a ``PendingOpEnd``, whose pending
+    summaries its readers settle once its ``deferred`` is set: while
     this is the only subscriber and capture is "summary", recorded framework
     callbacks leave their small arrays' summaries to it.
     """

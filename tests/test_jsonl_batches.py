@@ -135,7 +135,7 @@ def test_a_write_error_on_the_helper_thread_is_raised_on_close(tmp_path):
 
 
 def test_after_a_write_error_later_events_are_dropped_not_kept(tmp_path):
-    """A full disk (or a dead writer process) mid-run: the helper thread goes on taking
+    """A full disk mid-run: the helper thread goes on taking
     batches, so a long run's events do not pile up in memory until it ends."""
     w = JsonlWriter(tmp_path / "t.jsonl", "summary")
     deadline = _disk_full(w, w.op_write)

@@ -144,7 +144,7 @@ def test_absurd_nesting_is_one_clear_error(tmp_path, depth):
         tf.load_trace(path)
 
 
-@pytest.mark.parametrize("version", [2, 0, "1", None, 1.0])
+@pytest.mark.parametrize("version", [3, 0, "1", None, 1.0])
 def test_unknown_format_version(tmp_path, version):
     path = tmp_path / "v.jsonl"
     _write_rows(path, _op_end())
@@ -154,6 +154,18 @@ def test_unknown_format_version(tmp_path, version):
     path.write_text(json.dumps(header) + "\n" + lines[1] + "\n")
     with pytest.raises(TraceFormatError, match=r"v.jsonl:1: unknown trace format version"):
         tf.load_trace(path)
+
+
+def test_a_version_1_trace_still_loads(tmp_path):
+    """Version 2 only added pending summaries; a file of the first version reads as it did."""
+    path = tmp_path / "v1.jsonl"
+    _write_rows(path, _op_end())
+    lines = path.read_text().splitlines()
+    header = json.loads(lines[0])
+    header["version"] = 1
+    path.write_text(json.dumps(header) + "\n" + lines[1] + "\n")
+    (end,) = tf.load_trace(path)
+    assert end.op == json.loads(lines[1])[5]
 
 
 def test_header_rows_must_match(tmp_path):

@@ -74,6 +74,6 @@ def test_a_recorded_callback_keeps_the_lock(tmp_path):
     run, op = CallbackRun("test"), ExternalOp("f", "PyFunc")
     x = ARRAYS[0]
     with pfd.trace(tmp_path / "t.jsonl"):
-        run.call(op, lambda v: v + 1, (x,))   # the writer process starts: not counted
+        run.call(op, lambda v: v + 1, (x,))   # the run starts: not counted
         assert _other_thread_ran(lambda: run.call(op, lambda v: v + 1, (x,))) == 0
         run.end()

@@ -26,7 +26,6 @@ import operator
 import os
 import threading
 import time
-import warnings
 import weakref
 
 from .. import events as ev
@@ -34,7 +33,7 @@ from ..events import RunEnd
 from .codec import schema
 from .jsonl_load import FORMAT, VERSION, LoadedTrace, TraceFormatError, load_trace, origins_path
 from .lines import CANNOT_ENCODE, decode_lines, encode_batch, generic_lines
-from .pending import PendingOpEnd, settled
+from .pending import PendingOpEnd, settle_lines, settled
 from .values import values_dir, write_value
 
 __all__ = ["JsonlWriter", "load_trace", "TraceFormatError", "LoadedTrace", "FORMAT", "VERSION",
@@ -69,10 +68,9 @@ class JsonlWriter:
     recorder needs no lock of its own: ``write`` is its callback, and
     ``op_write`` (the queue's own ``append``, a C call) its ``op_callback``.
 
-    Once a framework callback queues a ``PendingOpEnd`` (``deferred`` set, see
-    ``pending``), the lines go to a ``writer_process`` that settles the
-    pending summaries and writes them (the window's lines are settled when it
-    is read). If that process cannot start, they are settled here.
+    A framework callback may queue a ``PendingOpEnd`` (and set ``deferred``,
+    see ``pending``): its line holds its small arrays' pending summaries as
+    they are, settled by whoever reads it (``load_trace``, ``settle_window``).
     """
 
     def __init__(self, path, capture: str, window=None):
@@ -100,9 +98,6 @@ class JsonlWriter:
         self.threads: set = set()
         self._queue = collections.deque()
         self.deferred = False  # set by a callback queueing a PendingOpEnd (pending)
-        self._process = None   # the writer_process the lines go to, once deferred
-        self._here = False     # it could not start: settle pending summaries here
-        self._start_failed = ()   # writer_process.StartFailed, once imported (catches none)
         self.op_write = self.write
         self._remote: set = set()        # remote threads the origins file names
         self._lock = threading.Lock()    # one batch at a time, in queue order
@@ -141,19 +136,8 @@ class JsonlWriter:
             n = len(queue)
             if n:  # popleft: events queued meanwhile (another thread) stay for the next batch
                 batch = [queue.popleft() for _ in range(n)]
-                if self.deferred and self._process is None and not self._here:
-                    self._start_process()
-                if self.deferred and self._process is None:
-                    settled(batch)   # else the process settles them
                 lines = self._encode(batch)
-                if self._process is not None:
-                    try:
-                        self._process.write(lines)
-                    except self._start_failed as e:
-                        self._process = None
-                        self._take_back(e)
-                else:
-                    self._f.write(lines)
+                self._f.write(lines)
                 self.counts.update(map(type, batch))
                 if self.deferred:
                     self.counts[ev.OpEnd] += self.counts.pop(PendingOpEnd, 0)
@@ -168,47 +152,13 @@ class JsonlWriter:
                     remote = {t for t in threads if t < 0} - self._remote
                     if remote:
                         self._write_origins(remote)
-            if to_os and self._process is None:   # the process hands each batch to the OS
+            if to_os:
                 self._f.flush()
-
-    def _start_process(self) -> None:
-        """The lines so far into the file, then every later batch to a ``writer_process``
-        (or, if it cannot start, settled and written here)."""
-        from .writer_process import StartFailed, WriterProcess
-        self._start_failed = StartFailed
-        self._f.flush()
-        try:
-            process = WriterProcess(self.path)
-        except (OSError, ValueError, TypeError) as e:   # no interpreter to start, no pipe
-            warnings.warn(f"pyfunc-debug: {self.path}: the trace's writer process did not start "
-                          f"({e}); its callbacks' summaries are taken in this process",
-                          RuntimeWarning, stacklevel=4)
-            self._here = True
-            return
-        self._f.close()
-        self._process = process
-
-    def _take_back(self, failed) -> None:
-        """The writer process could not start: what was sent to it, settled here, and every
-        later batch too."""
-        from .writer_process import settle_lines
-        warnings.warn(f"pyfunc-debug: {self.path}: {failed}; its callbacks' summaries are "
-                      "taken in this process", RuntimeWarning, stacklevel=4)
-        self._here = True
-        self._f = open(self.path, "ab")
-        self._f.write(settle_lines(failed.sent))
 
     def sync(self) -> None:
         """Every event queued so far written to the file (for a reader of the file while
         the recording goes on)."""
         self.flush()
-        if self._process is not None:
-            try:
-                self._process.sync()
-            except self._start_failed as e:
-                with self._lock:
-                    self._process = None
-                    self._take_back(e)
 
     def _keep_lines(self, lines, n: int) -> None:
         """Keep a written batch's lines for the window, and only as many as it holds."""
@@ -238,7 +188,6 @@ class JsonlWriter:
                 if len(rows) > room + 1:
                     data = b"\n".join(rows[-room - 1:])
             if self.deferred:
-                from .writer_process import settle_lines
                 data = settle_lines(data)
             self.window.extend(decode_lines(data))
 
@@ -259,7 +208,7 @@ class JsonlWriter:
             if self._queue:
                 try:
                     self.flush()
-                except Exception as e:  # a full disk, a dead writer process: raised by close()
+                except Exception as e:  # a full disk: raised by close()
                     if self._error is None:   # and later batches dropped, not kept in memory
                         self._error = e
 
@@ -291,10 +240,6 @@ class JsonlWriter:
         self._lock = threading.Lock()
         self._queue.clear()
         self._flusher = None
-        if self._process is not None:   # the parent's process and pipe: not ours
-            self._process = None
-            self._here = True
-            self._f = open(self.path, "ab")
 
     def close(self) -> None:
         """Write what is queued, stop the helper thread and close the file."""
@@ -306,16 +251,10 @@ class JsonlWriter:
             self._closing.set()
             if self._flusher is not threading.current_thread():
                 self._flusher.join()
-        if self._process is not None or not self._f.closed:
+        if not self._f.closed:
             try:
                 self.flush()
             finally:
-                process, self._process = self._process, None
-                if process is not None:
-                    try:
-                        process.close()
-                    except self._start_failed as e:
-                        self._take_back(e)
                 self._f.close()
         if self._error is not None:  # the helper thread's batch was not written
             error, self._error = self._error, None

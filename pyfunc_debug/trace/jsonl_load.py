@@ -7,6 +7,10 @@ the file and line; an unreadable value loads as ``None`` with one warning
 naming its file. A torn last line (a process killed mid-write) is skipped with
 a warning; a header from before a row type gained trailing fields is read too;
 ``<path>.origins.json`` gives Dask workers' threads back (``events.origin``).
+
+Version 2 files may hold *pending* summaries (a recorded callback's small
+arrays, kept as their bytes: ``pending``); loading settles them, so every
+summary loaded equals ``summarize`` of the array. Version 1 files hold none.
 """
 from __future__ import annotations
 
@@ -17,13 +21,14 @@ import warnings
 from .. import events as ev
 from .bulk import paused_gc
 from .codec import event_from_row, schema_compatible
+from .pending import MARKED, BadPending, settle_rows
 from .values import BadValue, read_value, values_dir
 
 __all__ = ["load_trace", "TraceFormatError", "LoadedTrace", "FORMAT", "VERSION",
            "origins_path"]
 
 FORMAT = "pyfunc-debug-trace"
-VERSION = 1
+VERSION = 2   # 2: an OpEnd's summaries may be pending (see above)
 BATCH = 2048  # lines parsed per json.loads call when loading
 
 
@@ -154,6 +159,12 @@ def load_trace(path) -> LoadedTrace:
     header = _header(path, lines[0] if lines else b"")
     values = _Values(path)
     with paused_gc():
+        if MARKED in data:
+            try:
+                settle_rows(lines, 1)
+            except BadPending as e:
+                raise TraceFormatError(f"{path}:{e.index + 1}: malformed trace line: "
+                                       f"{e}") from None
         events = _decode(path, lines, complete, values)
     threads = _origins(path)
     if threads:   # remote threads get this process's ids for the same workers

@@ -17,6 +17,7 @@ import os
 import re
 import stat
 import struct
+import warnings
 
 import numpy as np
 from numpy.lib import format as npy
@@ -83,7 +84,11 @@ def _check_header(f) -> None:
     header = f.read(length)
     if len(header) != length:
         raise BadValue("torn header")
-    d = ast.literal_eval(header.decode("latin1"))
+    if b"\\" in header:   # no header we write has one; an escape would warn when parsed
+        raise BadValue(f"malformed header {header[:80]!r}")
+    with warnings.catch_warnings():   # a damaged header must not warn (the parser's
+        warnings.simplefilter("ignore")   # SyntaxWarnings): it is refused with one reason
+        d = ast.literal_eval(header.decode("latin1"))
     if type(d) is not dict or d.keys() != {"descr", "fortran_order", "shape"} or \
             type(d["fortran_order"]) is not bool or type(d["shape"]) is not tuple or \
             not all(type(n) is int and n >= 0 for n in d["shape"]):

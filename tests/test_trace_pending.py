@@ -1,11 +1,11 @@
 """A summary ``.jsonl`` trace of framework callbacks (issue 24): small arrays' summaries are
-taken later, by the trace's writer process (``trace.pending``, ``trace.writer_process``).
-What a user reads must not change: every summary in the file and in ``tr.events`` equals
-``summarize`` of the same array, diagnostics still come at their call, a killed program's
-trace keeps every batch it sent, and a writer process that dies is an error on close."""
+left pending in the file and taken when it is read (``trace.pending``). What a user reads
+must not change: every summary loaded and in ``tr.events`` equals ``summarize`` of the same
+array, diagnostics still come at their call, a killed program's trace keeps every batch it
+wrote, and a damaged pending summary is an error naming the file and line."""
 from __future__ import annotations
 
-import os
+import json
 import signal
 import subprocess
 import sys
@@ -22,9 +22,9 @@ import pyfunc_debug as pfd
 from pyfunc_debug import events as ev
 from pyfunc_debug.debug.external import ExternalOp
 from pyfunc_debug.external_calls import CallbackRun
-from pyfunc_debug.trace.pending import pending, settle_all
+from pyfunc_debug.trace.jsonl import TraceFormatError
+from pyfunc_debug.trace.pending import MARKED, pending, settle_all, settle_lines
 from pyfunc_debug.trace.summary import summarize
-from pyfunc_debug.trace.writer_process import settle_lines
 
 VALUES = [np.arange(64, dtype=np.float32).reshape(8, 8) * 0.37,
           np.linspace(-3, 3, 5),                       # float64, fewer than the preview's 6
@@ -44,14 +44,13 @@ def _record(path, values, func=lambda v: v):
         for v in values:
             run.call(op, func, (v,))
         run.end()
-        process = tr._writer._process
-    return tr, process
+    return tr
 
 
 def test_every_summary_equals_summarize_in_the_file_and_in_the_window(tmp_path):
     path = tmp_path / "t.jsonl"
-    tr, process = _record(path, VALUES)
-    assert process is not None and process.proc.returncode == 0   # it ran, and ended
+    tr = _record(path, VALUES)
+    assert MARKED in path.read_bytes()   # pending in the file, settled when read
     for events in (list(pfd.load_trace(str(path))), list(tr.events)):
         ends = [e for e in events if e.__class__ is ev.OpEnd]
         assert len(ends) == len(VALUES)
@@ -97,27 +96,26 @@ def test_to_pandas_during_the_recording_sees_every_call(tmp_path):
         run.end()
 
 
-def test_the_writer_process_is_out_of_reach_of_the_terminals_ctrl_c(tmp_path):
-    run, op = CallbackRun("test"), ExternalOp("f", "PyFunc")
-    with pfd.trace(tmp_path / "t.jsonl") as tr:
-        run.call(op, lambda v: v, (np.ones(4, np.float32),))
-        tr._writer.flush()
-        assert os.getsid(tr._writer._process.proc.pid) != os.getsid(0)
-        run.end()
-
-
-def test_a_writer_process_that_dies_is_an_error_naming_it_on_close(tmp_path):
-    run, op = CallbackRun("test"), ExternalOp("f", "PyFunc")
-    with pytest.raises(OSError, match="writer process .* stopped with exit status -9"):
-        with pfd.trace(tmp_path / "t.jsonl") as tr:
-            run.call(op, lambda v: v, (np.ones(4, np.float32),))
-            tr._writer.sync()   # it has said it is ready: it dies with lines of ours
-            process = tr._writer._process.proc
-            process.kill()
-            process.wait()
-            for _ in range(3):
-                run.call(op, lambda v: v, (np.ones(4, np.float32),))
-            run.end()
+def test_a_damaged_pending_summary_is_an_error_naming_the_file_and_line(tmp_path):
+    path = tmp_path / "t.jsonl"
+    _record(path, [np.arange(8, dtype=np.float32)] * 3)
+    lines = path.read_bytes().split(b"\n")
+    at = next(i for i, line in enumerate(lines) if MARKED in line)
+    for damage in ("shorter", "dtype", "not hex", "shape"):
+        row = json.loads(lines[at])
+        kept = row[9][0]
+        if damage == "shorter":
+            kept[10] = kept[10][:-2]
+        elif damage == "dtype":
+            kept[1] = "object"
+        elif damage == "not hex":
+            kept[10] = "zz" + kept[10][2:]
+        else:
+            kept[0] = [3, 3]
+        bad = tmp_path / f"{damage}.jsonl"
+        bad.write_bytes(b"\n".join(lines[:at] + [json.dumps(row).encode()] + lines[at + 1:]))
+        with pytest.raises(TraceFormatError, match=rf"{bad.name}:{at + 1}: .*pending.*inputs 0"):
+            pfd.load_trace(str(bad))
 
 
 PROGRAM = textwrap.dedent("""
@@ -131,29 +129,20 @@ PROGRAM = textwrap.dedent("""
         for i in range(500):
             run.call(op, lambda v: v + 1, (np.full(32, i, np.float32),))
         tr._writer.flush()
-        print(tr._writer._process.proc.pid, flush=True)
+        print("written", flush=True)
         time.sleep(60)
 """)
 
 
-def test_a_killed_programs_trace_keeps_every_batch_it_sent(tmp_path):
+def test_a_killed_programs_trace_keeps_every_batch_it_wrote(tmp_path):
     path = tmp_path / "t.jsonl"
     program = subprocess.Popen([sys.executable, "-c", PROGRAM, str(path)],
                                stdout=subprocess.PIPE, text=True)
     try:
-        writer = int(program.stdout.readline())
+        assert program.stdout.readline() == "written\n"
     finally:
         program.send_signal(signal.SIGKILL)
         program.wait()
-    deadline = time.monotonic() + 30
-    while time.monotonic() < deadline:   # the writer process ends once its input closes
-        try:
-            os.kill(writer, 0)
-        except ProcessLookupError:
-            break
-        time.sleep(0.05)
-    else:
-        pytest.fail("the writer process outlived the program")
     ends = [e for e in pfd.load_trace(str(path)) if e.__class__ is ev.OpEnd]
     assert len(ends) == 500
     assert ends[-1].outputs == (summarize(np.full(32, 500, np.float32)),)
@@ -182,60 +171,12 @@ def test_an_unchecked_input_holding_nan_or_inf_settles_exactly():
     assert settle_all(made)[0].nan == 1 and settle_all(made)[0].inf == 1
 
 
-def test_settling_the_lines_sent_gives_the_lines_written_here():
+def test_settling_pending_lines_gives_the_lines_of_summaries_taken_at_the_call():
     import orjson
     arrays = [np.arange(10, dtype=np.float32), np.arange(3, dtype=np.int16)]
     rows = [["OpEnd", 1, 1, 5, 9, "f", "PyFunc", None, 3, [pending(a, a.tobytes(), False)],
              []] for a in arrays]
-    sent = b"\n".join(orjson.dumps(r) for r in rows) + b"\n"
+    kept = b"\n".join(orjson.dumps(r) for r in rows) + b"\n"
     here = b"\n".join(orjson.dumps(["OpEnd", 1, 1, 5, 9, "f", "PyFunc", None, 3,
                                     [summarize(a).row], []]) for a in arrays) + b"\n"
-    assert settle_lines(sent) == here
-
-
-def test_without_a_writer_process_the_summaries_are_taken_here(tmp_path, monkeypatch):
-    from pyfunc_debug.trace import writer_process
-
-    def refuse(path):
-        raise OSError("no processes left")
-    monkeypatch.setattr(writer_process, "WriterProcess", refuse)
-    path = tmp_path / "t.jsonl"
-    with pytest.warns(RuntimeWarning, match="did not start .no processes left.*taken in this"):
-        tr, process = _record(path, VALUES)
-    assert process is None
-    ends = [e for e in pfd.load_trace(str(path)) if e.__class__ is ev.OpEnd]
-    assert [e.outputs for e in ends] == [(summarize(v),) for v in VALUES]
-
-
-@pytest.mark.parametrize("ends", ["at once", "later"])
-def test_a_writer_process_that_cannot_start_leaves_the_lines_to_the_program(tmp_path,
-                                                                             monkeypatch, ends):
-    """An interpreter that is not Python (an embedding application) or a broken
-    environment: what was sent before the process said it was ready is written here —
-    whether a write finds it gone, or only closing the trace does."""
-    interpreter = "/bin/false"
-    if ends == "later":   # every line fits in the pipe: found when the trace closes
-        interpreter = tmp_path / "not-python"
-        interpreter.write_text("#!/bin/sh\nsleep 0.5\nexit 1\n")
-        interpreter.chmod(0o755)
-    monkeypatch.setattr(sys, "executable", str(interpreter))
-    path = tmp_path / "t.jsonl"
-    with pytest.warns(RuntimeWarning, match="writer process .* exit status 1.*taken in this"):
-        tr, process = _record(path, VALUES * 20)
-    ends = [e for e in pfd.load_trace(str(path)) if e.__class__ is ev.OpEnd]
-    assert [e.outputs for e in ends] == [(summarize(v),) for v in VALUES * 20]
-    assert tr.op_count == len(VALUES) * 20
-
-
-def test_the_writer_process_loads_only_what_settling_needs(tmp_path):
-    """It starts while the program runs (at its first callback): without the package's
-    ``__init__`` and the engine, its start costs the program's machine less."""
-    from pyfunc_debug.trace.writer_process import _BOOT, _PACKAGE
-    r = subprocess.run([sys.executable, "-X", "importtime", "-c", _BOOT, _PACKAGE,
-                        str(tmp_path / "t.jsonl")], stdin=subprocess.DEVNULL,
-                       capture_output=True, text=True, timeout=60)
-    assert r.returncode == 0 and r.stdout == "r", r.stderr[-2000:]
-    loaded = {line.rsplit("|", 1)[-1].strip() for line in r.stderr.splitlines()}
-    ours = {m for m in loaded if m.startswith("pyfunc_debug.")}
-    assert "pyfunc_debug.trace.pending" in ours and "numpy" in loaded
-    assert not {m for m in ours if m.split(".")[1] in ("runtime", "graph", "ops", "debug")}
+    assert settle_lines(kept) == here
