@@ -25,7 +25,9 @@ min–max, and each mode's ratio to plain (medians).
 
 **Per call** (``--only calls``; in this process): a callback ``x + 1`` through
 the adapters' wrapper (``CallbackRun.call``), unrecorded (instrumented, nobody
-listening) and recorded (``trace(capture="summary")``), alternating rounds,
+listening) and recorded (``trace(capture="summary")``, which leaves small arrays'
+summaries pending: reading ``tr.events`` afterwards takes them, timed apart and
+printed per call), alternating rounds,
 medians (for 1M elements also the ratio of the best rounds, which a busy
 machine disturbs least); for a 64-element float32 array the difference in µs,
 and for a 1M-element float32 array the difference as a ratio to **one pass**
@@ -256,17 +258,19 @@ def per_call(calls: int, rounds: int) -> dict:
         out["jsonl"] = {k: statistics.median(v) for k, v in t.items()}
     for size, n in ((64, calls), (1 << 20, max(3, calls // 100))):
         x = np.random.default_rng(0).random(size, dtype=np.float32)
-        t = {"unrecorded": [], "recorded": [], "pass": [], "sum": []}
+        t = {"unrecorded": [], "recorded": [], "read": [], "pass": [], "sum": []}
         for r in range(rounds + 1):     # round 0 warms up (first trace, first run)
             unrecorded = _timed(lambda: run.call(op, inc, (x,)), n)
-            with pfd.trace(capture="summary"):
+            with pfd.trace(capture="summary") as tr:
                 recorded = _timed(lambda: run.call(op, inc, (x,)), n)
                 run.end()
+            read = _timed(lambda: tr.events, 1) / n   # small summaries are taken then
             one_pass = _timed(lambda: np.maximum.reduce(x), n)
             a_sum = _timed(x.sum, n)
             if r:
                 t["unrecorded"].append(unrecorded)
                 t["recorded"].append(recorded)
+                t["read"].append(read)
                 t["pass"].append(one_pass)
                 t["sum"].append(a_sum)
         out[size] = {k: statistics.median(v) for k, v in t.items()}
@@ -344,7 +348,8 @@ def report_calls(calls: dict, tf_calls) -> None:
     d = small["recorded"] - small["unrecorded"]
     print(f"  64 float32:  unrecorded {small['unrecorded']:.2f} µs, recorded "
           f"{small['recorded']:.2f} µs ({small['spread']['recorded'][0]:.2f}-"
-          f"{small['spread']['recorded'][1]:.2f}): recording +{d:.2f} µs per call")
+          f"{small['spread']['recorded'][1]:.2f}): recording +{d:.2f} µs per call; "
+          f"reading tr.events then {small['read']:.2f} µs per call (the summaries taken)")
     d = big["recorded"] - big["unrecorded"]
     lo = {k: v[0] for k, v in big["spread"].items()}   # best rounds: the neighbours' least
     d_lo = lo["recorded"] - lo["unrecorded"]

@@ -180,3 +180,25 @@ def test_settling_pending_lines_gives_the_lines_of_summaries_taken_at_the_call()
     here = b"\n".join(orjson.dumps(["OpEnd", 1, 1, 5, 9, "f", "PyFunc", None, 3,
                                     [summarize(a).row], []]) for a in arrays) + b"\n"
     assert settle_lines(kept) == here
+
+
+def test_an_in_memory_trace_settles_every_summary_when_read(tmp_path):
+    """In memory too, a callback leaves its summaries pending; whatever reads the events
+    (``tr.events``, the counts, a Chrome file saved on exit) sees each summary settled."""
+    from pyfunc_debug.trace.pending import PendingOpEnd
+    run, op = CallbackRun("test"), ExternalOp("f", "PyFunc")
+    with pfd.trace(tmp_path / "t.json") as tr:
+        for v in VALUES:
+            run.call(op, lambda v: v, (v,))
+        assert any(e.__class__ is PendingOpEnd for e in tr._events)   # deferred at the call
+        during = tr.events
+        run.call(op, lambda v: v, (VALUES[0],))   # appended after that read: not in it
+        assert len(during) == len(tr._events) - 2
+        assert not any(e.__class__ is PendingOpEnd for e in during)
+        run.end()
+    ends = [e for e in tr.events if isinstance(e, ev.OpEnd)]
+    assert all(e.__class__ is ev.OpEnd for e in ends)
+    assert [e.outputs for e in ends] == [(summarize(v),) for v in VALUES + VALUES[:1]]
+    assert tr.op_count == len(VALUES) + 1
+    chrome = json.loads((tmp_path / "t.json").read_text())
+    assert sum(1 for e in chrome["traceEvents"] if e.get("ph") == "X") >= len(VALUES) + 1

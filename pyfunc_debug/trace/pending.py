@@ -34,8 +34,9 @@ import numpy as np
 from .. import events as ev
 from .summary import ROW_FIELDS, summarize
 
-__all__ = ["PendingOpEnd", "pending", "settle", "settled", "settle_all", "from_row",
-           "settle_rows", "settle_lines", "BadPending", "MARK", "MARKED", "DEFER_LIMIT"]
+__all__ = ["PendingOpEnd", "pending", "settle", "settled", "settled_from", "settle_all",
+           "from_row", "settle_rows", "settle_lines", "BadPending", "MARK", "MARKED",
+           "DEFER_LIMIT"]
 
 DEFER_LIMIT = 1024      # elements: bigger arrays pay passes, not fixed costs; summarised now
 MARK = "\x00"           # a pending summary's preview (JSON "\u0000": no summary's preview)
@@ -92,14 +93,28 @@ def settle_all(pending: list) -> list:
 _INPUTS, _OUTPUTS = ev.OpEnd._fields.index("inputs"), ev.OpEnd._fields.index("outputs")
 
 
+def settled_from(events: list, start: int) -> int:
+    """Settle the ``PendingOpEnd`` events of ``events[start:]`` in place (events appended
+    meanwhile by other threads are left for the next call); returns where to start next."""
+    end = len(events)
+    for i in range(start, end):
+        e = events[i]
+        if e.__class__ is PendingOpEnd:
+            events[i] = _settled(e)
+    return end
+
+
+def _settled(e):
+    return tuple.__new__(ev.OpEnd, (*e[:_INPUTS], tuple(map(settle, e[_INPUTS])),
+                                    tuple(map(settle, e[_OUTPUTS])), *e[_OUTPUTS + 1:]))
+
+
 def settled(batch) -> None:
     """Make each ``PendingOpEnd`` of ``batch`` (a list or deque of events, changed in
     place) an ``OpEnd`` of settled summaries."""
     for i, e in enumerate(batch):
         if e.__class__ is PendingOpEnd:
-            batch[i] = tuple.__new__(ev.OpEnd, (*e[:_INPUTS], tuple(map(settle, e[_INPUTS])),
-                                                tuple(map(settle, e[_OUTPUTS])),
-                                                *e[_OUTPUTS + 1:]))
+            batch[i] = _settled(e)
 
 
 class BadPending(ValueError):

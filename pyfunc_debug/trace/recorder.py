@@ -8,6 +8,7 @@ import threading
 from .. import events as ev
 from .chrome import write_chrome
 from .jsonl import JsonlWriter
+from .pending import settled_from
 
 __all__ = ["trace", "Trace", "RECENT_EVENTS"]
 
@@ -27,6 +28,13 @@ class Trace:
     after each run it is complete), and with capture="full" the window's
     events carry no values (they are in the files; ``load_trace`` reads them
     back). ``event_count``, ``op_count`` and ``run_count`` count everything.
+
+    Recorded framework callbacks (``instrument()``) leave their small arrays'
+    summaries pending (``pending``) when this trace is the only listener with
+    capture "summary", in memory as in a ``.jsonl`` file; ``.events`` settles
+    them when read (while the block runs it gives a settled copy: callbacks on
+    other threads may append meanwhile), so every summary read is the one
+    ``summarize`` gives.
     """
 
     def __init__(self, path=None, capture: str = "summary", capture_bytes: int = 1 << 20):
@@ -45,6 +53,8 @@ class Trace:
         self._names: dict[int, str] = {}
         self._sub = None
         self._writer = None
+        self._kept = None   # an in-memory summary trace's settling sink (see the class)
+        self._settled = 0   # events before this index are settled
         self.faults = None   # capture="fault": the ``trace.faults.FaultRecorder``
 
     @property
@@ -52,6 +62,10 @@ class Trace:
         """The recorded events (of a streamed trace, its window: see the class)."""
         if self._writer is not None:   # the lines written since: read back now
             self._writer.settle_window()
+        elif self._kept is not None and self._kept.deferred:
+            self._settled = settled_from(self._events, self._settled)
+            if self._sub is not None and not self._sub.closed:
+                return self._events[:self._settled]
         return self._events
 
     @events.setter
@@ -86,8 +100,10 @@ class Trace:
             from .faults import FaultRecorder
             self.faults = FaultRecorder(self.path if self._writer is not None else None)
             callback, level = self.faults.watching(callback), "summary"
-        # a summary .jsonl trace takes callbacks' small summaries later (trace.pending)
+        # a summary trace takes callbacks' small summaries later (trace.pending)
         settles = self._writer if self._writer is not None and level == "summary" else None
+        if self._writer is None and self.capture == "summary":
+            settles = self._kept = _Kept(self._events)
         self._sub = ev.subscribe(callback, level, self.capture_bytes, op_callback=on_op,
                                  settles=settles)
         return self
@@ -111,7 +127,7 @@ class Trace:
         if self._writer is not None:
             self._writer.flush(to_os=False)   # include what is queued
             return self._writer.counts[cls]
-        return sum(1 for e in self._events if type(e) is cls)
+        return sum(1 for e in self.events if type(e) is cls)
 
     @property
     def event_count(self) -> int:
@@ -154,6 +170,17 @@ class Trace:
             write_chrome(path, self.events, thread_names=self.thread_names)
         else:
             raise ValueError(f"trace path {path!r} must end in .json or .jsonl")
+
+
+class _Kept:
+    """An in-memory trace's events as the sink ``events.subscribe``'s ``settles`` names:
+    ``op_write`` appends, ``deferred`` says a pending summary may be among them."""
+
+    __slots__ = ("op_write", "deferred")
+
+    def __init__(self, events: list):
+        self.op_write = events.append
+        self.deferred = False
 
 
 def trace(path=None, capture: str = "summary", capture_bytes: int = 1 << 20) -> Trace:
