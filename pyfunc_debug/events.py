@@ -435,7 +435,8 @@ def subscribe(callback, capture: str = "none", capture_bytes: int = 1 << 20,
     loop while this is the only subscriber: the events a trace has most of,
     where a C-level callable saves a Python call each.
 
-    ``settles`` (internal: a ``.jsonl`` trace's writer, see ``trace.pending``)
+    ``settles`` (internal: a trace's writer or its in-memory events, or a reader
+    of no ``OpEnd`` summary such as the console's printer; see ``trace.pending``)
     is an object whose ``op_write`` accepts a ``PendingOpEnd``, whose pending
     summaries its readers settle once its ``deferred`` is set: while
     this is the only subscriber and capture is "summary", recorded framework

@@ -240,10 +240,13 @@ class CallbackRun:
     def _observed(self, op, func, args, dbgs, bus):
         """Written for speed (every call of every callback, when someone records): arrays
         taken as they are, the one subscriber called directly with events built in C
-        (as the engine's run loop does), summaries mapped without a Python frame."""
+        (as the engine's run loop does), summaries mapped without a Python frame. A
+        subscriber that takes pending summaries (``bus.defer``: the console's printer of
+        diagnostics, which reads no summary of an ``OpEnd``) gets them pending."""
         run_id = self._begin()
         level = bus.capture
         cap = bus.capture_bytes if level == 2 else 0
+        later = bus.defer is not None
         watch, keep = external.attention(op, dbgs) if dbgs else (False, False)
         inputs = ([a if a.__class__ is _ndarray else as_numpy(a) for a in args]
                   if (watch or keep or level) else None)
@@ -252,7 +255,7 @@ class CallbackRun:
         stepper = self._before(op, shown, run_id, dbgs) if watch else None
         if level:
             if _ndarray in map(type, inputs):
-                ins, marks = _summarized(inputs, cap)
+                ins, marks = _summarized(inputs, cap, later)
             else:
                 ins = tuple(map(summarize, inputs)) if not cap else tuple(
                     [summarize(a, cap) for a in inputs])
@@ -285,14 +288,19 @@ class CallbackRun:
         t1 = _now()
         outputs = ([v if v.__class__ is _ndarray else as_numpy(v) for v in _flat(result)]
                    if (watch or level) else [])
-        if level:
+        end = ev.OpEnd
+        if later:
+            outs = tuple(map(_later, outputs))
+            end = PendingOpEnd
+            bus.defer.deferred = True
+        elif level:
             outs = tuple(map(summarize, outputs)) if not cap else tuple(
                 [summarize(v, cap) for v in outputs])
         else:
             outs = ()
         if subs:
-            _send(bus, subs, _new(ev.OpEnd, (ev.next_seq(), run_id, t1, tid, op.name, op.type,
-                                             None, t1 - t0, ins, outs, None, None)))
+            _send(bus, subs, _new(end, (ev.next_seq(), run_id, t1, tid, op.name, op.type,
+                                        None, t1 - t0, ins, outs, None, None)))
         # diagnostics before the pause check after the call, which shows what they raise
         if outs:
             self._diagnose(op, run_id, ins, outs)

@@ -202,3 +202,37 @@ def test_an_in_memory_trace_settles_every_summary_when_read(tmp_path):
     assert tr.op_count == len(VALUES) + 1
     chrome = json.loads((tmp_path / "t.json").read_text())
     assert sum(1 for e in chrome["traceEvents"] if e.get("ph") == "X") >= len(VALUES) + 1
+
+
+def test_the_consoles_printer_takes_pending_summaries_and_prints_the_same_diagnostics():
+    """``run --console``: its printer reads no summary of an op's end, so callbacks leave
+    theirs pending there too; the diagnostics, taken from them, read as before."""
+    import io
+
+    from pyfunc_debug.debug.console import DiagnosticPrinter
+    from pyfunc_debug.debug.frontend import LocalLink
+
+    def make_nan(v):
+        return v * np.float32(np.nan)
+
+    def printed(settles):
+        run, op = CallbackRun("test"), ExternalOp("f", "PyFunc")
+        printer = DiagnosticPrinter(io.StringIO())
+        link = LocalLink()
+        link.start(printer, lambda p: link.answer("continue"), capture="summary",
+                   settles=printer if settles else None)
+        try:
+            run.call(op, lambda v: v + 1, (np.ones((2, 3), np.float32),))
+            run.call(op, make_nan, (np.ones((2, 3), np.float32),))
+            run.call(op, lambda v: v[:1], (np.ones((2, 3), np.float32),))
+            run.end()
+        finally:
+            link.stop()
+        return printer.deferred, printer.stdout.getvalue()
+
+    deferred, text = printed(True)
+    assert deferred   # the summaries were left pending
+    assert (False, text) == printed(False)
+    assert "made 6 NaN in output 0 from finite inputs" in text
+    assert "in its call with in 0 = [1, 1, 1, 1, 1, 1] (float32)" in text   # settled to say it
+    assert "returned shape (1, 3)" in text

@@ -85,7 +85,7 @@ def _run_console(prog, breaks, kinds, guard, on_worker=False) -> int:
     add_breakpoints(link, breaks, kinds)
     # each diagnostic printed once, as it happens (summaries let the engine find them)
     printer = DiagnosticPrinter()
-    link.start(printer, answering(link, frontend), capture="summary")
+    link.start(printer, answering(link, frontend), capture="summary", settles=printer)
     try:
         if on_worker:  # a framework's threads: Ctrl+C must still reach us
             from ..framework_options import run_on_worker

@@ -345,12 +345,17 @@ class _LineEditor:
 
 class DiagnosticPrinter:
     """An event subscriber printing each diagnostic (``Warning``) once per op and kind,
-    with its fix hint: ``events.subscribe(DiagnosticPrinter(), capture="summary")``."""
+    with its fix hint: ``events.subscribe(DiagnosticPrinter(), capture="summary")``.
+
+    It reads no summary of an ``OpEnd``, so it may be ``subscribe``'s ``settles``: a
+    recorded framework callback then leaves its small summaries pending
+    (``trace.pending``), and the diagnostics taken from them are the same."""
 
     def __init__(self, stdout=None):
         self.stdout = stdout
         self.seen: set = set()
         self.ran = False   # a run started: the program ran something we watch
+        self.deferred = False   # set by a callback that left a summary pending: unread
 
     def __call__(self, e) -> None:
         if type(e) is not ev.Warning or (e.op, e.kind) in self.seen:
@@ -363,3 +368,5 @@ class DiagnosticPrinter:
         if e.hint:
             out.write(f"  fix: {e.hint}\n")
         out.flush()
+
+    op_write = __call__   # as a settling sink: events that come without a debugger

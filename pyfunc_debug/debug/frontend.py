@@ -171,13 +171,15 @@ class LocalLink(Link):
 
     # -- delivery ----------------------------------------------------------------------
     def start(self, on_event=None, on_pause=None, capture: str = "summary",
-              capture_bytes: int = 0, records=None) -> None:
+              capture_bytes: int = 0, records=None, settles=None) -> None:
         """``records``: a sink for op records (``events.subscribe``), for a frontend that
-        decodes them itself (the attach server)."""
+        decodes them itself (the attach server); ``settles``: ``subscribe``'s, for one
+        that takes pending summaries (the console's ``DiagnosticPrinter``)."""
         self._on_pause_cb = on_pause
         if on_event is not None:
             kw = {"capture_bytes": capture_bytes} if capture_bytes else {}
-            self._sub = ev.subscribe(on_event, capture=capture, records=records, **kw)
+            self._sub = ev.subscribe(on_event, capture=capture, records=records,
+                                     settles=settles, **kw)
         self._active = True
         self.debugger.__enter__()
 
