@@ -153,6 +153,14 @@ def test_an_unknown_example_is_a_usage_error_listing_the_names(capsys):
     assert "nan_hunt" in err
 
 
+def test_example_without_a_name_is_a_usage_error_naming_them(capsys):
+    assert main(["demo", "--example"]) == 2
+    err = _one_line(capsys.readouterr().err)
+    assert err.startswith("pyfunc-debug demo: --example needs the NAME of an example: "
+                          "dask_pipeline, log_huber,")
+    assert "demo --list" in err
+
+
 def test_example_nan_hunt_at_the_console_pauses_where_the_nan_is_made(tmp_path):
     status, out, err = _cli(["demo", "--example", "nan_hunt", "--console", "--break-on", "nan"],
                             tmp_path, stdin="p 0\nc\n")

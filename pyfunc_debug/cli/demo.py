@@ -52,9 +52,13 @@ def summary(item) -> str:
 def cmd_demo(args) -> int:
     run_options = args.console or args.break_ or args.break_on
     if args.list:
-        if args.example or args.print or run_options:
+        if args.example is not None or args.print or run_options:
             raise UsageError("--list takes no other option")
         return _list()
+    if args.example == "":
+        raise UsageError("--example needs the NAME of an example: "
+                         f"{', '.join(example_names())} (pyfunc-debug demo --list says "
+                         "what each shows)")
     if args.example:
         if args.print:
             raise UsageError("--print is for the built-in graph, not --example")

@@ -167,7 +167,8 @@ def _add_demo(sub) -> None:
                    help="print the built-in graph's runs instead of opening the UI")
     d.add_argument("--list", action="store_true",
                    help="list the shipped examples, each with its first docstring line")
-    d.add_argument("--example", metavar="NAME", help="run the example NAME under the "
+    d.add_argument("--example", metavar="NAME", nargs="?", const="",   # "": name them
+                   help="run the example NAME under the "
                    "debugger").completion = example_names   # the shell completes the names
     d.add_argument("--console", action="store_true",
                    help="with --example: a (pfd) prompt instead of the UI")
