@@ -27,9 +27,11 @@ at that call.
 """
 from __future__ import annotations
 
+import os
 import threading
 import time
 import traceback
+import types
 
 import numpy as np
 
@@ -44,7 +46,7 @@ from .runtime.modified import HINT as _MODIFY_HINT
 from .trace.pending import DEFER_LIMIT, PendingOpEnd, pending, settle
 from .trace.summary import PREVIEW_ITEMS, SAMPLE, ValueSummary, sample_bytes, summarize
 
-__all__ = ["CallbackRun", "Closing", "abort_of", "as_numpy"]
+__all__ = ["CallbackRun", "Closing", "abort_of", "as_numpy", "without_our_frames"]
 
 _now = time.perf_counter_ns
 _new = tuple.__new__   # events built without NamedTuple's Python-level __new__
@@ -68,6 +70,29 @@ def as_numpy(value):
         return np.asarray(value)
     except Exception:  # an object the framework allows and numpy cannot hold
         return np.asarray(repr(value), dtype=object)
+
+
+# files whose frames a failing callback's traceback leaves out (the adapter's entry point
+# shows once: it re-raises); TensorFlow prints that traceback in its error message (JAX
+# walks the frames themselves, which no rewriting of the traceback changes)
+_OUR_FILES = frozenset({__file__, external.__file__,
+                        os.path.join(os.path.dirname(os.path.abspath(__file__)),
+                                     "tensorflow.py")})
+
+
+def without_our_frames(exc: BaseException) -> BaseException:
+    """``exc`` with our frames between the framework's and the user's taken out of its
+    traceback, so the error reads as it does without pyfunc-debug."""
+    kept = []
+    tb = exc.__traceback__
+    while tb is not None:
+        if tb.tb_frame.f_code.co_filename not in _OUR_FILES:
+            kept.append(tb)
+        tb = tb.tb_next
+    rebuilt = None
+    for t in reversed(kept):
+        rebuilt = types.TracebackType(rebuilt, t.tb_frame, t.tb_lasti, t.tb_lineno)
+    return exc.with_traceback(rebuilt)
 
 
 def _flat(result) -> list:

@@ -35,7 +35,7 @@ from tensorflow.python.framework import ops as tf_ops
 from tensorflow.python.ops import script_ops
 
 from .debug.external import ExternalOp
-from .external_calls import CallbackRun, Closing
+from .external_calls import CallbackRun, Closing, without_our_frames
 
 __all__ = ["instrument", "uninstrument", "Instrumentation"]
 
@@ -175,7 +175,10 @@ class Instrumentation(Closing):
         run = self.run
 
         def callback(*args):
-            return run.call(holder[0], func, args)
+            try:
+                return run.call(holder[0], func, args)
+            except BaseException as e:   # TF prints its traceback: as without us
+                raise without_our_frames(e)
         callback.__name__ = getattr(func, "__name__", "callback")
         callback.__qualname__ = getattr(func, "__qualname__", callback.__name__)
         return callback

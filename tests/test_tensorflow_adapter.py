@@ -347,3 +347,33 @@ def test_no_warning_of_ours_reaches_the_program(name, events):
 
 def identity(x):
     return x
+
+
+@pytest.mark.parametrize("recorded", [False, True])
+def test_a_failing_callbacks_traceback_shows_one_frame_of_ours(inst, recorded, tmp_path):
+    """TensorFlow prints the callback's traceback in its error: between TF's frames and the
+    user's there is our entry point alone, as there is TF's wrapper without us."""
+    def bad(x):
+        raise KeyError("missing")   # the user's frame
+
+    @tf.function
+    def f(x):
+        return tf.numpy_function(bad, [x], tf.float32, name="lookup")
+
+    with (pfd_trace(tmp_path / "t.jsonl") if recorded else _nothing()), \
+            pytest.raises(tf.errors.OpError) as caught:
+        f(tf.constant(5.0))
+    text = str(caught.value).split("Traceback (most recent call last):", 1)[1]
+    assert 'raise KeyError("missing")' in text and "KeyError: 'missing'" in text
+    assert "external_calls.py" not in text and "debug/external.py" not in text
+    assert text.count("pyfunc_debug") == 1 and "tensorflow.py" in text
+
+
+def pfd_trace(path):
+    import pyfunc_debug as pfd
+    return pfd.trace(path)
+
+
+def _nothing():
+    import contextlib
+    return contextlib.nullcontext()
