@@ -230,9 +230,9 @@ class CallbackRun:
         return self._observed(op, func, args, dbgs, bus)
 
     def _deferred(self, op, func, args, sink):
-        """``_observed`` for a summary trace that takes small arrays' summaries later, in
-        its writer process (``trace.pending``), with no debugger attached: the events go
-        to that sink alone (only it can settle them); diagnostics run now, from what
+        """``_observed`` for a summary trace that takes small arrays' summaries later, when
+        it is read (``trace.pending``), with no debugger attached: the events go to that
+        sink alone (only its readers settle them); diagnostics run now, from what
         pending summaries know (shapes, and no NaN/Inf: those are summarised now)."""
         run_id = self._begin()
         inputs = [a if a.__class__ is _ndarray else as_numpy(a) for a in args]
