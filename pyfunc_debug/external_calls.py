@@ -58,9 +58,8 @@ def as_numpy(value):
 # files whose frames a failing callback's traceback leaves out (the adapter's entry point
 # shows once: it re-raises); TensorFlow prints that traceback in its error message (JAX
 # walks the frames themselves, which no rewriting of the traceback changes)
-_OUR_FILES = frozenset({__file__, external.__file__,
-                        os.path.join(os.path.dirname(os.path.abspath(__file__)),
-                                     "tensorflow.py")})
+_OUR_FILES = frozenset({__file__, external.__file__,   # as the code's co_filename says them
+                        os.path.join(os.path.dirname(__file__), "tensorflow.py")})
 
 
 def without_our_frames(exc: BaseException) -> BaseException:

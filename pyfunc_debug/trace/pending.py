@@ -34,8 +34,7 @@ import numpy as np
 from .. import events as ev
 from .summary import ROW_FIELDS, summarize
 
-__all__ = ["PendingOpEnd", "pending", "settle", "settled", "settled_from", "settle_all",
-           "from_row", "settle_rows", "settle_lines", "BadPending", "MARK", "MARKED",
+__all__ = ["PendingOpEnd", "pending", "settle", "settled", "settle_all", "from_row", "settle_rows", "settle_lines", "BadPending", "MARK", "MARKED",
            "DEFER_LIMIT"]
 
 DEFER_LIMIT = 1024      # elements: bigger arrays pay passes, not fixed costs; summarised now
@@ -93,28 +92,18 @@ def settle_all(pending: list) -> list:
 _INPUTS, _OUTPUTS = ev.OpEnd._fields.index("inputs"), ev.OpEnd._fields.index("outputs")
 
 
-def settled_from(events: list, start: int) -> int:
-    """Settle the ``PendingOpEnd`` events of ``events[start:]`` in place (events appended
-    meanwhile by other threads are left for the next call); returns where to start next."""
+def settled(events: list, start: int = 0) -> int:
+    """Make each ``PendingOpEnd`` of ``events[start:]`` (changed in place) an ``OpEnd`` of
+    settled summaries; events appended meanwhile by other threads are left for the next
+    call. Returns where that call starts."""
     end = len(events)
     for i in range(start, end):
         e = events[i]
         if e.__class__ is PendingOpEnd:
-            events[i] = _settled(e)
+            events[i] = tuple.__new__(ev.OpEnd, (*e[:_INPUTS], tuple(map(settle, e[_INPUTS])),
+                                                 tuple(map(settle, e[_OUTPUTS])),
+                                                 *e[_OUTPUTS + 1:]))
     return end
-
-
-def _settled(e):
-    return tuple.__new__(ev.OpEnd, (*e[:_INPUTS], tuple(map(settle, e[_INPUTS])),
-                                    tuple(map(settle, e[_OUTPUTS])), *e[_OUTPUTS + 1:]))
-
-
-def settled(batch) -> None:
-    """Make each ``PendingOpEnd`` of ``batch`` (a list or deque of events, changed in
-    place) an ``OpEnd`` of settled summaries."""
-    for i, e in enumerate(batch):
-        if e.__class__ is PendingOpEnd:
-            batch[i] = _settled(e)
 
 
 class BadPending(ValueError):
@@ -136,21 +125,15 @@ def from_row(row) -> tuple | None:
     dt = _NAMED.get(name) if type(name) is str else None
     if dt is None:
         raise ValueError(f"a pending summary of dtype {name!r}, which is never deferred")
-    shape = tuple(shape) if type(shape) is list else None
-    if shape not in _SHAPES:
-        if shape is None or not all(type(d) is int and d >= 0 for d in shape):
-            raise ValueError(f"a pending {name} summary with shape {row[0]!r}")
-        if len(_SHAPES) < 10_000:
-            _SHAPES.add(shape)
+    if type(shape) is not list or not all(type(d) is int and d >= 0 for d in shape):
+        raise ValueError(f"a pending {name} summary with shape {shape!r}")
+    shape = tuple(shape)
     if type(size) is not int or type(hexed) is not str or math.prod(shape) != size \
             or len(hexed) != 2 * size * dt.itemsize:
         raise ValueError(f"a pending {name} summary of {size!r} elements came with "
                          f"{len(hexed) // 2 if type(hexed) is str else 'no'} bytes and shape "
                          f"{list(shape)}")
     return (shape, name, size, None, None, None, 0, 0, MARK, False, hexed)
-
-
-_SHAPES: set = set()   # shapes found valid: the same few, again and again
 
 
 def settle_rows(lines: list, first: int = 0) -> None:

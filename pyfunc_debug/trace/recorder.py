@@ -8,7 +8,7 @@ import threading
 from .. import events as ev
 from .chrome import write_chrome
 from .jsonl import JsonlWriter
-from .pending import settled_from
+from .pending import settled
 
 __all__ = ["trace", "Trace", "RECENT_EVENTS"]
 
@@ -63,7 +63,7 @@ class Trace:
         if self._writer is not None:   # the lines written since: read back now
             self._writer.settle_window()
         elif self._kept is not None and self._kept.deferred:
-            self._settled = settled_from(self._events, self._settled)
+            self._settled = settled(self._events, self._settled)
             if self._sub is not None and not self._sub.closed:
                 return self._events[:self._settled]
         return self._events

@@ -84,8 +84,6 @@ def _check_header(f) -> None:
     header = f.read(length)
     if len(header) != length:
         raise BadValue("torn header")
-    if b"\\" in header:   # no header we write has one; an escape would warn when parsed
-        raise BadValue(f"malformed header {header[:80]!r}")
     with warnings.catch_warnings():   # a damaged header must not warn (the parser's
         warnings.simplefilter("ignore")   # SyntaxWarnings): it is refused with one reason
         d = ast.literal_eval(header.decode("latin1"))
