@@ -13,6 +13,8 @@ import sys
 import threading
 import traceback
 
+from .tf_startup import import_quietly
+
 __all__ = ["FRAMEWORK_OPTIONS", "instrumented", "FrameworkMissing", "run_on_worker",
            "nothing_recorded", "jax_used", "watched"]
 
@@ -38,7 +40,8 @@ def instrumented(opts: dict) -> contextlib.ExitStack:
         if option == "--tf":  # TF's C++ start-up chatter would bury our output
             os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
         try:
-            adapters.append(importlib.import_module(module))
+            adapters.append(import_quietly(module) if option == "--tf" else
+                            importlib.import_module(module))
         except ImportError as e:
             raise FrameworkMissing(f"{option} needs {extra} ({e}); install it with: "
                                    f"pip install 'pyfunc-debug[{extra}]'") from None

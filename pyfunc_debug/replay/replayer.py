@@ -12,6 +12,7 @@ import os
 import sys
 from bdb import BdbQuit
 
+from ..tf_startup import import_quietly
 from ..trace.faults import load_faults
 from .locate import ReplayError, find_function, source_changed
 
@@ -93,6 +94,10 @@ def replay(path, op=None, run=None, call=None, mode=None, out=None) -> int:
     name = record["op"]
     if function.get("adapter") == "tensorflow":   # as --tf: TF's C++ start-up chatter
         os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")   # would bury the replay's lines
+        try:   # imported now, before the recorded program's module imports it
+            import_quietly("tensorflow")
+        except ImportError:
+            pass   # said where the inputs are made (``call``)
     notes = []
     if record.get("modified"):
         notes.append(f"op '{name}' wrote into its inputs: the recorded values are the ones "
