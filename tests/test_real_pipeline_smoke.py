@@ -54,3 +54,15 @@ def test_the_jax_program_runs_in_every_mode():
 def test_the_tf_pipeline_runs_under_trace():
     assert _bench().run_mode("trace", "tf", 16) > 0
     assert _bench().run_mode("fault", "tf", 16) > 0
+
+
+@pytest.mark.skipif(not all(importlib.util.find_spec(m) for m in ("tensorflow", "textual",
+                                                                  "pexpect")),
+                    reason="needs the tensorflow extra, textual and pexpect")
+def test_the_ui_parts_benchmark_runs_every_part():
+    script = os.path.join(BENCHMARKS, "ui_parts.py")
+    result = subprocess.run([sys.executable, script, "--images", "16", "--rounds", "1"],
+                            capture_output=True, text=True, timeout=600)
+    assert result.returncode == 0, result.stdout + result.stderr
+    modes = [line.split()[0] for line in result.stdout.splitlines() if line.startswith("  ")]
+    assert modes == ["plain", "console", "link", "still", "ui"], result.stdout
