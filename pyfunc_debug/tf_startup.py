@@ -68,17 +68,18 @@ def import_quietly(name: str):
     finally:
         try:
             sys.stderr.flush()
-        except (OSError, ValueError):
+        except (OSError, ValueError, AttributeError):   # closed, or None
             pass
         os.dup2(saved, 2)     # the pipe's last writer gone: the thread reads to its end
-        forward.join(timeout=5)   # (unless a child process the import started holds it)
-        os.close(saved)
+        forward.join(timeout=5)   # unless a child process the import started holds the
+        if not forward.is_alive():   # pipe: then the thread keeps forwarding to ``saved``
+            os.close(saved)
 
 
 def _forward(read_end: int, out: int, level: int) -> None:
     """Copy lines from ``read_end`` to ``out`` as they come, leaving out the chatter."""
     pending = b""
-    try:
+    try:   # (an error here, say stderr closed meanwhile, ends the forwarding quietly)
         while True:
             chunk = os.read(read_end, 65536)
             if not chunk:
@@ -88,6 +89,8 @@ def _forward(read_end: int, out: int, level: int) -> None:
             _write_all(out, kept)
         if not chatter(pending, level):
             _write_all(out, pending)
+    except OSError:
+        pass
     finally:
         os.close(read_end)
 
