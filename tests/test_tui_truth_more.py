@@ -658,3 +658,51 @@ async def test_a_program_that_ran_no_op_is_told_why_on_screen(monkeypatch):
         header = _text(app, "#insp-header")
         assert header.startswith("Nothing was recorded: the script ran no Session.run")
         assert "done, no op ran (see the inspector)" in _status(app)
+
+
+class _RowApp(App):
+    """An inspector showing ``row`` (no values), as the live app shows it between pauses."""
+
+    def __init__(self, row):
+        super().__init__()
+        self.row = row
+
+    def compose(self):
+        yield Inspector()
+
+    def on_mount(self) -> None:
+        self.query_one(Inspector).show(self.row, None, None)
+
+
+@pytest.mark.asyncio
+async def test_a_running_framework_op_shows_its_latest_ended_call_and_says_so():
+    """A framework op has a call in flight nearly all the time: between pauses the
+    inspector shows the summaries of its latest call that ended (dimmed, the header says
+    which), not an empty table that comes and goes with each call."""
+    from pyfunc_debug.tui.model import RunModel
+    with pfd.trace(capture="summary") as tr:
+        callbacks(3)()
+    events = tr.events
+    third = [i for i, e in enumerate(events) if type(e).__name__ == "OpStart"][2]
+    model = RunModel()
+    for e in events[:third + 1]:          # calls 0 and 1 ended, call 2 runs
+        model.apply(e)
+    row = model.rows["features/standardize"]
+    assert row.status == "running" and row.calls == 2 and row.inputs == ()
+    app = _RowApp(row)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await pilot.pause(0.1)
+        header = _text(app, "#insp-header").splitlines()[0]
+        assert "RUNNING" in header and "shown: latest of 2 ended" in header
+        table = "\n".join(_shown(app, "#insp-summaries"))
+        assert re.search(r"in 0 +\(4,\) +float32 +0 +3 ", table), table   # call 1's row
+        assert re.search(r"out 0 ", table), table
+    # the op done: its own call, as before
+    model.apply(next(e for e in events[third:] if type(e).__name__ == "OpEnd"))
+    app = _RowApp(model.rows["features/standardize"])
+    async with app.run_test(size=(120, 40)) as pilot:
+        await pilot.pause(0.1)
+        header = _text(app, "#insp-header").splitlines()[0]
+        assert "DONE" in header and "latest of 3 calls" in header
+        assert re.search(r"in 0 +\(4,\) +float32 +0 +6 ",
+                         "\n".join(_shown(app, "#insp-summaries")))

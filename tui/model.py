@@ -59,6 +59,9 @@ class OpRow:
     warnings: list = field(default_factory=list)   # Warning events (diagnostics) about it
     producers: tuple = ()     # the op that produced each input
     calls: int = 0            # calls that ended (a framework op may run many in one run)
+    # (inputs, outputs) of its latest call that ended, kept while a newer call runs: a
+    # framework op has calls in flight nearly all the time (shown as that call's, dimmed)
+    ended: tuple = ()
     in_plan: bool = True      # listed by its run's start (else: a fold step, a callback)
 
 
@@ -262,6 +265,7 @@ class RunModel:
             row.status = "done"
             self._timed(row, e)
             row.inputs, row.outputs = e.inputs, e.outputs
+            row.ended = (e.inputs, e.outputs)
             row.calls += 1
         elif cls is ev.OpError:
             self._op_error(e)

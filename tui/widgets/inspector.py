@@ -184,7 +184,9 @@ class Inspector(VerticalScroll, can_focus=True):
         if timings and not (here is not None and (here.when == "before"
                                                   or getattr(here, "not_run", ""))):
             text.append(_duration(row))
-        if row.calls > 1:   # a framework's op: what is shown below is one call of many
+        if _ended_call(row, pause):   # a newer call runs: below is the latest that ended
+            text.append(f"  · shown: latest of {row.calls:,} ended")
+        elif row.calls > 1:   # a framework's op: what is shown below is one call of many
             text.append(f"  · latest of {row.calls:,} calls")
         hints = set()
         own = _kinds(pause)
@@ -210,6 +212,9 @@ class Inspector(VerticalScroll, can_focus=True):
         ins = pause.input_summaries() if pause is not None else row.inputs
         outs = (pause.output_summaries() if pause.outputs is not None else ()) \
             if pause is not None else row.outputs
+        ended = _ended_call(row, pause)
+        if ended:
+            ins, outs = row.ended
         producers = pause.producers() if pause is not None and pause.parent is None \
             else row.producers
         # the first column names each value and, for inputs, the op that produced it
@@ -226,7 +231,8 @@ class Inspector(VerticalScroll, can_focus=True):
             rows += [(f"in {i} after", after[i]) for i in (changed or range(len(after)))]
         rows += [(f"out {i}", s) for i, s in enumerate(outs)]
         return SummaryTable([(label, s, "red" if s.nan or s.inf else
-                              ("yellow" if "after" in label else None)) for label, s in rows])
+                              ("yellow" if "after" in label else "dim" if ended else None))
+                             for label, s in rows])
 
     def _show_value(self) -> None:
         grid = self.query_one("#insp-grid", DataTable)
@@ -416,6 +422,13 @@ def _refill(grid: DataTable, shown, cols: list, rows: list) -> bool:
         for x, c in enumerate(r):
             grid.update_cell_at(Coordinate(y, x), c)
     return True
+
+
+def _ended_call(row: OpRow, pause) -> bool:
+    """The op runs a call that has no values yet, and an earlier call of this run ended:
+    the inspector shows that one's summaries (its values grid does too), and says so."""
+    return (pause is None and row.status == "running" and not row.inputs
+            and not row.outputs and bool(row.ended))
 
 
 def _same_values(a: list, b: list) -> bool:
