@@ -156,15 +156,16 @@ def _seconds(out: str) -> float:
         return json.load(f)["seconds"]
 
 
-def ui_run(kind: str, size: int, timeout: float = 900.0) -> float:
+def ui_run(kind: str, size: int, timeout: float = 900.0, command=None) -> float:
     """The program under ``pyfunc-debug run --tf`` (or ``--jax``) with the Textual UI, in a
     pseudo-terminal (120x40) whose output is read all along (a terminal that is not read
-    would stall the UI); ``q`` once the program has written its time. Returns that time."""
+    would stall the UI); ``q`` once the program has written its time. Returns that time.
+    ``command``: another ``_command`` (``ui_parts.py`` runs parts of the UI so)."""
     import pexpect
 
     with tempfile.TemporaryDirectory() as tmp:
         out = os.path.join(tmp, "out.json")
-        cmd = _command("ui", kind, size, out, tmp)
+        cmd = (command or _command)("ui", kind, size, out, tmp)
         env = dict(_env(), TERM="xterm-256color", COLUMNS="120", LINES="40")
         child = pexpect.spawn(cmd[0], cmd[1:], env=env, dimensions=(40, 120), timeout=timeout)
         deadline = time.monotonic() + timeout

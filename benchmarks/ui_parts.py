@@ -33,25 +33,18 @@ import real_pipeline as rp   # beside this file
 
 HERE = os.path.abspath(__file__)
 MODES = ("plain", "console", "link", "still", "ui")
-_COMMAND = rp._command   # real_pipeline's own (``seconds`` swaps it for a part's while it runs)
-
-
-def _command(mode: str, size: int, out: str, tmp: str) -> list:
-    if mode in ("plain", "console", "ui"):
-        return _COMMAND(mode, "tf", size, out, tmp)
-    ui = _COMMAND("ui", "tf", size, out, tmp)   # [python, -m, pyfunc_debug, run, ...]
-    return [ui[0], HERE, "--part", mode, "--", *ui[3:]]
 
 
 def seconds(mode: str, size: int) -> float:
     """The program's seconds in ``mode`` (one process; a pty where Textual runs)."""
-    if mode in ("plain", "console"):
+    if mode in ("plain", "console", "ui"):
         return rp.run_mode(mode, "tf", size)
-    rp._command = lambda _mode, kind, n, out, tmp: _command(mode, n, out, tmp)
-    try:
-        return rp.ui_run("tf", size)
-    finally:
-        rp._command = _COMMAND
+
+    def part_command(*args) -> list:   # this file runs the CLI with a part left out
+        ui = rp._command(*args)   # [python, -m, pyfunc_debug, run, ...]
+        return [ui[0], HERE, "--part", mode, "--", *ui[3:]]
+
+    return rp.ui_run("tf", size, command=part_command)
 
 
 # -- in the child: the CLI with one part of the UI left out ---------------------------------

@@ -37,11 +37,10 @@ def instrumented(opts: dict) -> contextlib.ExitStack:
     for option, (module, extra) in FRAMEWORK_OPTIONS.items():
         if not opts.get(option):
             continue
-        if option == "--tf":  # TF's C++ start-up chatter would bury our output
-            os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
+        # TF's C++ start-up chatter would bury our output
+        load = import_quietly if option == "--tf" else importlib.import_module
         try:
-            adapters.append(import_quietly(module) if option == "--tf" else
-                            importlib.import_module(module))
+            adapters.append(load(module))
         except ImportError as e:
             raise FrameworkMissing(f"{option} needs {extra} ({e}); install it with: "
                                    f"pip install 'pyfunc-debug[{extra}]'") from None

@@ -1,7 +1,7 @@
 """Importing TensorFlow without its C++ start-up lines burying ours (``--tf``, replay).
 
-``TF_CPP_MIN_LOG_LEVEL`` (which ``--tf`` sets to 2 unless the user set it) quiets
-TensorFlow's own logging, but on some CPUs (AVX-512 ones, where oneDNN's custom
+``import_quietly`` sets ``TF_CPP_MIN_LOG_LEVEL`` to 2 unless the user set it: that
+quiets TensorFlow's own logging. But on some CPUs (AVX-512 ones, where oneDNN's custom
 operations are on by default) TensorFlow 2.21 prints at import, whatever the level,
 absl's "WARNING: All log messages before absl::InitializeLog() is called are written
 to STDERR" and an INFO line "I0000 ... port.cc:153] oneDNN custom operations are on
@@ -47,8 +47,10 @@ def chatter(line: bytes, level: int) -> bool:
 
 
 def import_quietly(name: str):
-    """``importlib.import_module(name)``, TensorFlow's start-up chatter held back (see the
-    module). Already imported, or no such chatter asked away: a plain import."""
+    """``importlib.import_module(name)`` (TensorFlow, or a module importing it), its
+    start-up chatter held back (see the module). Already imported, or the user asked for
+    every line (``TF_CPP_MIN_LOG_LEVEL=0``): a plain import."""
+    os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
     level = _min_level()
     if "tensorflow" in sys.modules or level <= 0:
         return importlib.import_module(name)

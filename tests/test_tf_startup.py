@@ -7,6 +7,8 @@ import subprocess
 import sys
 import textwrap
 
+import pytest
+
 from pyfunc_debug.tf_startup import chatter
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -51,12 +53,13 @@ def _import_noisy(tmp_path, level):
     return r.stderr.decode().splitlines()
 
 
-def test_an_import_at_level_2_keeps_every_line_but_the_chatter(tmp_path):
-    assert _import_noisy(tmp_path, "2") == ["a line of the user's", ERROR.decode(),
-                                           "lastafter"]   # an unended line kept as it was
+@pytest.mark.parametrize("level", [None, "2"])   # unset: --tf's default, 2
+def test_an_import_at_level_2_keeps_every_line_but_the_chatter(tmp_path, level):
+    assert _import_noisy(tmp_path, level) == ["a line of the user's", ERROR.decode(),
+                                              "lastafter"]   # an unended line kept as it was
 
 
-def test_an_import_with_no_level_set_keeps_everything(tmp_path):
-    lines = _import_noisy(tmp_path, None)
+def test_an_import_at_level_0_keeps_everything(tmp_path):
+    lines = _import_noisy(tmp_path, "0")
     assert lines == [PREAMBLE.decode(), ONEDNN.decode(), "a line of the user's",
                      ERROR.decode(), PREAMBLE.decode(), ONEDNN.decode(), "lastafter"]

@@ -3,7 +3,9 @@
 Pure Python (no Textual): the app feeds it events in batches; widgets read it.
 The same model replays recorded traces in ``view``. A row shows the op's latest
 call: a new call (its ``OpStart``, or a pause before it) clears the last one's
-duration and values, so nothing shown belongs to another call.
+duration and values, so nothing shown belongs to another call. A row keeps its latest
+ended call's summaries apart (``ended``): the inspector shows them, saying so, while a
+newer call of a framework op has none yet.
 """
 from __future__ import annotations
 

@@ -93,8 +93,7 @@ def replay(path, op=None, run=None, call=None, mode=None, out=None) -> int:
     function, record, events = select(path, op, run, call)
     name = record["op"]
     if function.get("adapter") == "tensorflow":   # as --tf: TF's C++ start-up chatter
-        os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")   # would bury the replay's lines
-        try:   # imported now, before the recorded program's module imports it
+        try:   # would bury the replay's lines; imported before the program's module does
             import_quietly("tensorflow")
         except ImportError:
             pass   # said where the inputs are made (``call``)
