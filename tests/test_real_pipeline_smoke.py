@@ -60,9 +60,7 @@ def test_the_tf_pipeline_runs_under_trace():
                                                                   "pexpect")),
                     reason="needs the tensorflow extra, textual and pexpect")
 def test_the_ui_parts_benchmark_runs_every_part():
-    script = os.path.join(BENCHMARKS, "ui_parts.py")
-    result = subprocess.run([sys.executable, script, "--images", "16", "--rounds", "1"],
-                            capture_output=True, text=True, timeout=600)
-    assert result.returncode == 0, result.stdout + result.stderr
+    from programs import run_benchmark
+    result = run_benchmark("ui_parts.py", "--images", "16", "--rounds", "1", timeout=600)
     modes = [line.split()[0] for line in result.stdout.splitlines() if line.startswith("  ")]
     assert modes == ["plain", "console", "link", "still", "ui"], result.stdout
