@@ -59,6 +59,7 @@ def test_the_frameworks_benchmark_runs_at_a_tiny_size():
 def test_the_instruction_count_runs_at_a_tiny_size():
     out = run_benchmark("instructions.py", "--runs", "1", "--modes", "trace-summary",
                         timeout=600).stdout
-    counts = dict(re.findall(r"^  (\S+) +([\d,]+) ", out, re.M))
-    assert set(counts) == {"base", "trace-summary"}, out
-    assert all(int(v.replace(",", "")) > 0 for v in counts.values())
+    # one call's difference is within the count's noise at this size (a CI run printed
+    # -126 for the base): a row per mode is what is checked, not its number
+    rows = re.findall(r"^  (\S+) +-?[\d,]+ +-?[\d.]+x$", out, re.M)
+    assert rows == ["base", "trace-summary"], out
