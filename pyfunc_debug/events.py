@@ -357,7 +357,7 @@ class _Bus:
         self.capture = 0          # index into CAPTURE_LEVELS
         self.capture_bytes = 0
         self.records = None       # the one subscriber's record sink, when it takes records
-        self.defer = None         # the one subscriber's settling sink, at capture "summary"
+        self.defer = None         # the one subscriber's settling sink (capture "summary"/"full")
         self._lock = threading.Lock()
 
     def add(self, sub: Subscription) -> None:
@@ -377,7 +377,7 @@ class _Bus:
                                  default=0)
         subs = self.subs
         self.records = subs[0].records if len(subs) == 1 and not self.capture else None
-        self.defer = subs[0].settles if len(subs) == 1 and self.capture == 1 else None
+        self.defer = subs[0].settles if len(subs) == 1 and self.capture else None
 
     def set_records(self, sub: Subscription, records) -> None:
         """Switch ``sub`` to (``records`` a sink) or from (``None``) op records."""
@@ -439,8 +439,9 @@ def subscribe(callback, capture: str = "none", capture_bytes: int = 1 << 20,
     of no ``OpEnd`` summary such as the console's printer; see ``trace.pending``)
     is an object whose ``op_write`` accepts a ``PendingOpEnd``, whose pending
     summaries its readers settle once its ``deferred`` is set: while
-    this is the only subscriber and capture is "summary", recorded framework
-    callbacks leave their small arrays' summaries to it.
+    this is the only subscriber and capture is "summary" or "full" (the UI's bridge:
+    a pending summary holds its array's bytes, a copy), recorded framework callbacks
+    leave their small arrays' summaries to it.
     """
     sub = Subscription(callback, capture, capture_bytes, records, op_callback, settles)
     _bus.add(sub)

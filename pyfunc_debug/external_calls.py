@@ -112,17 +112,18 @@ def _summarized(inputs, cap, later: bool = False):
     return tuple(sums), marks
 
 
-def _later(v):
-    """An output's summary: pending when it can be (``trace.pending.pending``), else now."""
+def _later(v, cap: int = 0):
+    """An output's summary: pending when it can be (``trace.pending.pending``), else now
+    (with a copy up to ``cap`` bytes, as ``summarize``)."""
     if v.__class__ is not _ndarray:
         v = as_numpy(v)
         if v.__class__ is not _ndarray:
-            return summarize(v)
+            return summarize(v, cap)
     if v.size <= DEFER_LIMIT:
         s = pending(v, v.tobytes(), True)
         if s is not None:
             return s
-    return summarize(v)
+    return summarize(v, cap)
 
 
 def _send(bus, subs, event) -> None:
@@ -273,7 +274,8 @@ class CallbackRun:
                    if (watch or level) else [])
         end = ev.OpEnd
         if later:
-            outs = tuple(map(_later, outputs))
+            outs = tuple([_later(v, cap) for v in outputs]) if cap else tuple(
+                map(_later, outputs))
             end = PendingOpEnd
             bus.defer.deferred = True
         elif level:

@@ -81,3 +81,39 @@ def test_an_input_modified_warning_keeps_the_inputs_as_left_and_is_queued_withou
     plain = w._replace(inputs=(summarize(left),))   # no values: queued as it came
     b._on_event(plain)
     assert b.events.pop() is plain
+
+
+def test_a_callbacks_small_summaries_are_taken_when_drained_and_equal_summarize():
+    """The UI's link leaves a framework callback's small arrays' summaries pending on the
+    program's thread (their bytes: the copy it keeps anyway) and ``drain`` takes them on
+    the UI's: the model gets the summaries ``summarize`` gives, the inspector the values,
+    a big array keeps its copy, and an output holding a NaN is summarised at the call."""
+    from pyfunc_debug.debug.external import ExternalOp
+    from pyfunc_debug.external_calls import CallbackRun
+    from pyfunc_debug.trace.pending import PendingOpEnd
+
+    small = np.arange(64, dtype=np.float32).reshape(8, 8) * 0.37
+    big = np.linspace(-1, 1, 4096, dtype=np.float32)
+    nan = np.array([1.0, np.nan], np.float32)
+    run, op = CallbackRun("test"), ExternalOp("augment", "EagerPyFunc")
+    b = _bridge()
+    queued = []
+
+    def program():
+        for x in (small, big, nan):
+            run.call(op, lambda v: v * 2, (x,))
+            queued.append(b.events[-1])
+        run.end()
+
+    b.run(program)
+    assert [type(e) for e in queued] == [PendingOpEnd] * 3
+    assert queued[0].inputs[0].__class__ is tuple   # pending: not summarised at the call
+    assert queued[2].outputs[0].__class__ is not tuple and queued[2].outputs[0].nan == 1
+    ends = [e for e in b.drain(100) if type(e) in (ev.OpEnd, PendingOpEnd)]
+    assert [type(e) for e in ends] == [ev.OpEnd] * 3
+    for e, x in zip(ends, (small, big, nan)):
+        assert e.inputs[0][:-1] == summarize(x)[:-1], x.size
+        assert e.outputs[0][:-1] == summarize(x * 2)[:-1], x.size
+    inputs, outputs = b.latest_values["augment"].values()
+    np.testing.assert_array_equal(outputs[0], nan * 2)
+    assert [e.outputs[0].value is not None for e in ends] == [False, True, True]

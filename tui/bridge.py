@@ -18,6 +18,7 @@ import time
 from typing import NamedTuple
 
 from pyfunc_debug import events as ev
+from pyfunc_debug.trace.pending import PendingOpEnd, settled, value_of
 from pyfunc_debug.trace.summary import ROW_FIELDS
 
 from .model import CallInputs, PdbSpan
@@ -26,6 +27,7 @@ __all__ = ["Bridge", "Call", "Printed", "PSEUDO"]
 
 _new = tuple.__new__   # records built in C, as the executor builds events
 _OpEnd = ev.OpEnd
+_Pending = PendingOpEnd
 _RUN_ID, _THREAD, _OP, _PARENT, _INPUTS, _OUTPUTS = map(
     _OpEnd._fields.index, ("run_id", "thread", "op", "parent", "inputs", "outputs"))
 _VALUE = ROW_FIELDS   # a summary's ``value``: the field after its row's
@@ -43,12 +45,18 @@ class Printed(NamedTuple):
 
 
 class Call(NamedTuple):
-    """The values of one call of an op: inputs as it started, outputs (none if it failed)."""
+    """The values of one call of an op: inputs as it started, outputs (none if it failed).
+    A pending summary (``trace.pending``: a small array's bytes) stands for its array until
+    the values are shown (``values``)."""
 
     run_id: int
     inputs: list
     outputs: list
     failed: bool = False
+
+    def values(self) -> tuple[list, list]:
+        """(inputs, outputs) as arrays."""
+        return list(map(value_of, self.inputs)), list(map(value_of, self.outputs))
 
 
 class _PrintSink:
@@ -92,6 +100,9 @@ class Bridge:
         self.app_suspended = threading.Event()
         self.quitting = False
         self.paused = None
+        # a settling sink (``events.subscribe``'s ``settles``): a framework callback leaves
+        # its small arrays' summaries pending, and ``drain`` takes them on the UI's thread
+        self.deferred = False
         if link is None:   # imported here: a remote link (attach) needs no debugger here
             from pyfunc_debug.debug.frontend import LocalLink
             link = LocalLink(guard_mutation=guard_mutation)
@@ -110,15 +121,18 @@ class Bridge:
         a running program passes here while the UI is up). An op's values are kept as its
         latest call. The event keeps them too: what holds it (the queue, the model's row
         of its op) holds that call's values anyway, its record (``recorded``) leaves
-        them out, and stripping them here cost the program's thread a tenth of this link."""
+        them out, and stripping them here cost the program's thread a tenth of this link.
+        A framework callback's ``PendingOpEnd`` keeps its small arrays as pending
+        summaries (their bytes): summarising them was the larger part of this link's cost
+        to the program (9 of 20 µs a call, measured), and ``drain`` takes them instead."""
         cls = e.__class__
-        if cls is _OpEnd:
+        if cls is _OpEnd or cls is _Pending:
             if e[_PARENT] is None:
                 if self._pause_inputs:
                     self._pause_inputs.pop((e[_OP], e[_THREAD]), None)
                 self.latest_values[e[_OP]] = self.last_finished[e[_OP]] = _new(Call, (
-                    e[_RUN_ID], [s[_VALUE] for s in e[_INPUTS]],
-                    [s[_VALUE] for s in e[_OUTPUTS]], False))
+                    e[_RUN_ID], list(map(_value, e[_INPUTS])), list(map(_value, e[_OUTPUTS])),
+                    False))
         elif cls is ev.OpError and e.parent is None:
             self._failed(e)
             return
@@ -128,6 +142,8 @@ class Bridge:
                 self.inputs_after[e.op] = (e.run_id, [s.value for s in e.inputs])
             e = stripped
         self.events.append(e)
+
+    op_write = _on_event   # as a settling sink: the events of a callback with no debugger
 
     def _failed(self, e) -> None:
         """A call failed: its values are the inputs a pause before it saw, never those of
@@ -173,8 +189,9 @@ class Bridge:
     def run(self, target) -> object:
         """Run ``target()`` (in the worker) with the link started, recording events.
         Remote, ``target`` waits for the other process to end."""
+        settling = {} if self.link.remote else {"settles": self}
         self.link.start(self._on_event, self._on_pause, capture="full",
-                        capture_bytes=VALUE_BYTES)
+                        capture_bytes=VALUE_BYTES, **settling)
         try:
             return target()
         finally:
@@ -207,6 +224,8 @@ class Bridge:
                 out.append(pop())
         except IndexError:
             pass
+        if self.deferred:   # pending summaries taken here, on the UI's thread (see _on_event)
+            settled(out)
         self.recorded.extend([e for e in out if type(e) not in PSEUDO])
         return out
 
@@ -221,6 +240,11 @@ class Bridge:
         self.interrupted = self.interrupted or interrupted
         self.paused = None
         self.link.quit()
+
+
+def _value(s):
+    """A summary's captured value; a pending summary as it is (``Call``)."""
+    return s if s.__class__ is tuple else s[_VALUE]
 
 
 # what the queue carries besides events: not recorded, not counted as events

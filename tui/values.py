@@ -27,10 +27,10 @@ def values_for(bridge, model, name: str, pause) -> tuple[Values | None, int | No
         earlier = bridge.last_finished.get(name)
         if earlier is None:
             return None, None
-        return Values(earlier.inputs, earlier.outputs), \
+        return Values(*earlier.values()), \
             (-1 if earlier.run_id == call.run_id else earlier.run_id)
     after = bridge.inputs_after.get(name)
-    values = Values(call.inputs, call.outputs,
+    values = Values(*call.values(),
                     after=after[1] if after and after[0] == call.run_id else None)
     return values, (call.run_id if call.run_id != model.run_id else None)
 

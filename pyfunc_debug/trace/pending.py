@@ -34,7 +34,7 @@ import numpy as np
 from .. import events as ev
 from .summary import ROW_FIELDS, summarize
 
-__all__ = ["PendingOpEnd", "pending", "settle", "settled", "settle_all", "from_row", "settle_rows", "settle_lines", "BadPending", "MARK", "MARKED",
+__all__ = ["PendingOpEnd", "pending", "settle", "value_of", "settled", "settle_all", "from_row", "settle_rows", "settle_lines", "BadPending", "MARK", "MARKED",
            "DEFER_LIMIT"]
 
 DEFER_LIMIT = 1024      # elements: bigger arrays pay passes, not fixed costs; summarised now
@@ -75,6 +75,12 @@ def pending(a, blob: bytes, checked: bool):
 
 def _array(p):
     return np.frombuffer(bytes.fromhex(p[_KEPT]), np.dtype(p[1])).reshape(p[0])
+
+
+def value_of(x):
+    """The array a pending summary holds (read-only); anything else as it is."""
+    return _array(x) if x.__class__ is tuple and len(x) == _KEPT + 1 and x[_PREVIEW] == MARK \
+        else x
 
 
 def settle(s):
