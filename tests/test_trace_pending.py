@@ -11,6 +11,7 @@ import subprocess
 import sys
 import textwrap
 import time
+import warnings
 
 import numpy as np
 import pytest
@@ -24,6 +25,7 @@ from pyfunc_debug.debug.external import ExternalOp
 from pyfunc_debug.external_calls import CallbackRun
 from pyfunc_debug.trace.jsonl import TraceFormatError
 from pyfunc_debug.trace.pending import MARKED, pending, settle_all, settle_lines
+from pyfunc_debug.trace.settle_group import GROUP
 from pyfunc_debug.trace.summary import summarize
 
 VALUES = [np.arange(64, dtype=np.float32).reshape(8, 8) * 0.37,
@@ -162,6 +164,39 @@ def test_a_batch_settles_to_what_summarize_gives(arrays, checked):
     kept = [(p, a) for p, a in zip(made, arrays) if p is not None]
     assert all(p is not None for p, a in zip(made, arrays) if 0 < a.size <= 1024 and a.ndim)
     assert settle_all([p for p, _ in kept]) == [summarize(a) for _, a in kept]
+
+
+def _group(dtype, shape, elements):
+    return st.lists(hnp.arrays(dtype, shape, elements=elements), min_size=GROUP, max_size=30)
+
+
+GROUPS = st.one_of(
+    # magnitudes far apart: where this Python's sum (compensated from 3.12) and a plain
+    # one part; NaN, ±Inf, signed zeros and overflowing sums: summarised one by one
+    st.sampled_from([(8, 8), (3,), (2, 300)]).flatmap(lambda shape: _group(
+        np.float64, shape, st.one_of(st.floats(allow_nan=True), st.sampled_from(
+            [1e16, -1e16, 1.0, 1e-300, -0.0, 0.0, 1.7e308]), st.floats(-1e3, 1e3)))),
+    st.sampled_from([(8, 8), (5,)]).flatmap(lambda shape: _group(
+        st.sampled_from([np.float32, np.float16]), shape,
+        st.floats(width=16, allow_nan=True) | st.floats(-1e4, 1e4, width=16)) | _group(
+        np.float32, shape, st.floats(width=32, allow_nan=True))),
+    st.sampled_from([(4, 4), (9,)]).flatmap(lambda shape: _group(
+        st.sampled_from([np.int8, np.uint8, np.int32, np.uint32, np.int64, np.uint64]),
+        shape, None)))
+
+
+@settings(max_examples=80, deadline=None)
+@given(GROUPS)
+def test_summaries_of_one_shape_settled_together_equal_summarize_bit_for_bit(arrays):
+    """``settle_all`` takes a group of one dtype and shape in numpy (``settle_group``):
+    each summary must be the one ``summarize`` gives, its mean to the last bit, on every
+    Python (``sum`` of floats compensates from 3.12 on)."""
+    made = [pending(a, a.tobytes(), False) for a in arrays]
+    assert all(p is not None for p in made)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")   # nothing of ours warns
+        got = settle_all(made)
+    assert list(map(repr, got)) == [repr(summarize(a)) for a in arrays]   # NaN == NaN
 
 
 def test_an_unchecked_input_holding_nan_or_inf_settles_exactly():

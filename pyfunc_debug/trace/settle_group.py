@@ -1,0 +1,90 @@
+"""Many pending summaries of one dtype and shape taken at once, each equal to ``summarize``.
+
+A recorded callback's calls leave hundreds of pending summaries of one shape
+per batch (``trace.pending``). ``summarize`` of each costs about 7 µs, mostly
+``tolist`` (a Python number per element), the sum of those numbers and the
+sort that gives min and max. Here the group is one array, one row per summary:
+one ``fromhex``, min and max reduced along the rows, and the sum of each row
+computed in numpy *as this Python's* ``sum`` adds the items — one element at a
+time, in order, from ``0 + first``; from Python 3.12 on with its Neumaier
+compensation (``sum`` of floats changed then) — so the mean is the very float
+``summarize`` gives. Only the preview, six items formatted, is per row.
+
+A row ``summarize`` might not give alike is left to it: a NaN or ±Inf or an
+overflowed sum, a zero min or max (the sign of a zero that ``summarize``'s
+sort picks), and 64-bit integers (their sum may not fit in 64 bits).
+"""
+from __future__ import annotations
+
+import sys
+
+import numpy as np
+
+from .summary import _FLOAT_FORMATS, PREVIEW_ITEMS, ValueSummary, summarize
+
+__all__ = ["settle_group", "GROUP", "float_sums"]
+
+GROUP = 8   # pending summaries of one dtype and shape worth taking together
+_KEPT = 10  # a pending summary's bytes (as hex), ``pending``'s layout
+_COMPENSATED = sys.version_info >= (3, 12)   # sum() of floats: Neumaier from 3.12 on
+_WIDE = {np.dtype(t) for t in (np.int64, np.uint64)}
+_min, _max = np.minimum.reduce, np.maximum.reduce
+
+
+def float_sums(block) -> np.ndarray:
+    """``sum(row.tolist())`` of each row of the 2-d real ``block``, as this Python gives it
+    (bit for bit, finite or not)."""
+    with np.errstate(over="ignore", invalid="ignore"):   # Inf - Inf: no warning (a NaN)
+        return _sums(np.ascontiguousarray(block.T, dtype=np.float64))
+
+
+def _sums(cols) -> np.ndarray:
+    """``float_sums`` of the transposed block ``cols`` (a column a step, contiguous)."""
+    f = 0.0 + cols[0]
+    if not _COMPENSATED:
+        for x in cols[1:]:
+            f += x
+        return f
+    c = np.zeros_like(f)
+    t = np.empty_like(f)
+    a = np.empty_like(f)
+    for x in cols[1:]:
+        np.add(f, x, out=t)
+        # c += (f - t) + x where |f| >= |x|, else (x - t) + f
+        big = np.abs(f) >= np.abs(x)
+        np.subtract(np.where(big, f, x), t, out=a)
+        a += np.where(big, x, f)
+        c += a
+        f, t = t, f
+    return np.where((c != 0.0) & np.isfinite(c), f + c, f)
+
+
+def settle_group(items: list) -> list:
+    """``summarize`` of the array each pending summary in ``items`` holds (all of one dtype
+    and shape; ``ValueError`` for bytes that are not hex)."""
+    shape, name, size = items[0][0], items[0][1], items[0][2]
+    dt = np.dtype(name)
+    block = np.frombuffer(bytes.fromhex("".join([p[_KEPT] for p in items])), dt)
+    block = block.reshape(len(items), size)
+    floats = dt.kind == "f"
+    if dt in _WIDE:
+        return [summarize(row.reshape(shape)) for row in block]
+    totals = float_sums(block).tolist() if floats else \
+        np.add.reduce(block, axis=1, dtype=np.int64).tolist()
+    los, his = _min(block, axis=1).tolist(), _max(block, axis=1).tolist()
+    heads = block[:, :PREVIEW_ITEMS].tolist()
+    more = ", …]" if size > PREVIEW_ITEMS else "]"
+    fmt = _FLOAT_FORMATS[min(size, PREVIEW_ITEMS)]
+    new, summary = tuple.__new__, ValueSummary
+    out = []
+    for k, (total, lo, hi, head) in enumerate(zip(totals, los, his, heads)):
+        if floats:
+            if total - total != 0.0 or not (lo and hi):   # see the module docstring
+                out.append(summarize(block[k].reshape(shape)))
+                continue
+            preview = "[" + fmt % tuple(head) + more
+        else:
+            preview = "[" + ", ".join(map(str, head)) + more
+        out.append(new(summary, (shape, name, size, float(lo), float(hi), total / size,
+                                 0, 0, preview[:80], False, None)))
+    return out
