@@ -9,8 +9,8 @@ whole-program ratios of ``real_pipeline.py`` move by more than a change to the
 UI does; this counts the UI's own CPU, which they do not disturb.
 
 How: events of a framework run (``--per-tick`` callback calls' ``OpStart`` and
-``OpEnd`` a tick, 8x8 float32 values, ``capture="full"`` as the UI records)
-are recorded once, then fed to a headless app (120x40) by hand: per tick the
+``OpEnd`` a tick, 8x8 float32 values, as the UI's link queues them: small
+summaries pending, taken when the UI drains them) are recorded once, then fed to a headless app (120x40) by hand: per tick the
 bridge's worker-side entry takes them, ``tick()`` applies them, and the app
 gets the time to draw (Textual's frame). Per tick, in the UI thread's CPU time
 (``time.thread_time``): the whole tick and frame, and the same events applied
@@ -28,10 +28,11 @@ import time
 
 import numpy as np
 
-import pyfunc_debug as pfd
 from pyfunc_debug.debug.external import ExternalOp
 from pyfunc_debug.external_calls import CallbackRun
+from pyfunc_debug.trace.pending import settled
 from pyfunc_debug.tui.app import TICK, PfdApp
+from pyfunc_debug.tui.bridge import Bridge
 from pyfunc_debug.tui.model import RunModel
 
 SIZE = (120, 40)
@@ -39,17 +40,22 @@ DRAW = 0.06   # seconds the app gets after each tick to draw its frame
 
 
 def record(calls: int) -> list:
-    """The events of ``calls`` calls of two callback ops, with values (as the UI records)."""
+    """The events of ``calls`` calls of two callback ops as the UI's link queues them (small
+    summaries pending, values kept: ``tui.bridge``)."""
     run = CallbackRun("tensorflow")
     ops = [ExternalOp("augment", "EagerPyFunc", "prog.py:7"),
            ExternalOp("scale", "EagerPyFunc", "prog.py:9")]
     data = np.random.default_rng(0).random((8, 8), dtype=np.float32)
-    with pfd.trace(capture="full", capture_bytes=1 << 16) as tr:
+
+    def program():
         for i in range(calls):
             run.call(ops[i % 2], lambda a: (a - a.mean()) / (a.std() + np.float32(1e-6)),
                      (data,))
         run.end()
-    return tr.events
+
+    bridge = Bridge(lambda pause: None)
+    bridge.run(program)
+    return list(bridge.events)
 
 
 def model_only(events: list, per_tick: int, ticks: int) -> float:
@@ -58,7 +64,9 @@ def model_only(events: list, per_tick: int, ticks: int) -> float:
     model.apply(events[0])
     t0 = time.thread_time()
     for k in range(ticks):
-        for e in events[1 + k * per_tick:1 + (k + 1) * per_tick]:
+        batch = events[1 + k * per_tick:1 + (k + 1) * per_tick]
+        settled(batch)   # the pending summaries: what any UI of these events takes
+        for e in batch:
             model.apply(e)
             model.line(e, True)
     return (time.thread_time() - t0) / ticks
