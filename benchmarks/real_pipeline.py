@@ -309,9 +309,10 @@ def tf_per_call(calls: int, rounds: int):
     """µs per ``tf.numpy_function`` call on 64 float32 in a ``tf.function`` chain, with
     ``instrument()``, with and without ``trace(capture="summary")``."""
     import numpy as np
-    import tensorflow as tf
 
     import pyfunc_debug as pfd
+    from pyfunc_debug.tf_startup import import_quietly
+    tf = import_quietly("tensorflow")   # no start-up lines among the figures
     from pyfunc_debug import tensorflow as adapter
 
     chain = 50
