@@ -36,8 +36,8 @@ def test_an_op_end_is_queued_as_it_came_its_record_has_no_values_the_latest_call
     assert recorded.inputs == (s_in._replace(value=None),)
     assert recorded.outputs[0].value is None and recorded.outputs[0].row == s_out.row
     assert type(recorded.outputs[0]) is NonFiniteSummary     # its class kept (rows, JSON)
-    call = b.latest_values["augment"]
-    assert b.last_finished["augment"] is call
+    call = b.latest("augment")
+    assert b.finished("augment") == call
     assert (call.run_id, call.failed) == (3, False)
     np.testing.assert_array_equal(call.inputs[0], x)
     np.testing.assert_array_equal(call.outputs[0], y)
@@ -114,6 +114,6 @@ def test_a_callbacks_small_summaries_are_taken_when_drained_and_equal_summarize(
     for e, x in zip(ends, (small, big, nan)):
         assert e.inputs[0][:-1] == summarize(x)[:-1], x.size
         assert e.outputs[0][:-1] == summarize(x * 2)[:-1], x.size
-    inputs, outputs = b.latest_values["augment"].values()
+    inputs, outputs = b.latest("augment").values()
     np.testing.assert_array_equal(outputs[0], nan * 2)
     assert [e.outputs[0].value is not None for e in ends] == [False, True, True]

@@ -258,7 +258,7 @@ async def test_the_paused_failed_call_stays_on_its_row_after_pdb_quits_the_run()
     row = model.rows["features/pick"]
     assert [s.max for s in row.inputs] == [10.0], row.inputs
     assert row.error.startswith("KeyError: 10") or "KeyError: 10" in row.error.splitlines()[-1]
-    assert app.bridge.latest_values["features/pick"].inputs[0][0] == 10.0
+    assert app.bridge.latest("features/pick").inputs[0][0] == 10.0
 
 
 def test_a_scripts_end_names_the_failed_call_it_saw_not_the_last_one():

@@ -89,8 +89,9 @@ class Bridge:
         # events take a third of the memory and are nothing the collector walks
         from pyfunc_debug.trace.lines import EventLines
         self.recorded = EventLines()
-        # op -> Call: its latest call, and its latest call that finished (may be the same);
-        # op -> (run_id, inputs) as the op left them, when it wrote into them
+        # op -> its latest call, and its latest call that finished (may be the same): a
+        # ``Call``, or the call's ``OpEnd`` itself, made a ``Call`` when read (``latest``,
+        # ``finished``); op -> (run_id, inputs) as the op left them, when it wrote into them
         self.latest_values: dict = {}
         self.last_finished: dict = {}
         self.inputs_after: dict = {}
@@ -124,15 +125,15 @@ class Bridge:
         them out, and stripping them here cost the program's thread a tenth of this link.
         A framework callback's ``PendingOpEnd`` keeps its small arrays as pending
         summaries (their bytes): summarising them was the larger part of this link's cost
-        to the program (9 of 20 µs a call, measured), and ``drain`` takes them instead."""
+        to the program (9 of 20 µs a call, measured), and ``drain`` takes them instead.
+        The event itself is kept as its op's latest call: a ``Call`` is made of it only
+        when the inspector asks (``latest``)."""
         cls = e.__class__
         if cls is _OpEnd or cls is _Pending:
             if e[_PARENT] is None:
                 if self._pause_inputs:
                     self._pause_inputs.pop((e[_OP], e[_THREAD]), None)
-                self.latest_values[e[_OP]] = self.last_finished[e[_OP]] = _new(Call, (
-                    e[_RUN_ID], list(map(_value, e[_INPUTS])), list(map(_value, e[_OUTPUTS])),
-                    False))
+                self.latest_values[e[_OP]] = self.last_finished[e[_OP]] = e
         elif cls is ev.OpError and e.parent is None:
             self._failed(e)
             return
@@ -163,7 +164,7 @@ class Bridge:
             self._pause_inputs[(pause.op_name, pause.thread)] = (
                 pause.run_id, list(pause.inputs), pause.input_summaries())
         elif pause.parent is None and pause.when == "error":   # its OpError came first
-            call = self.latest_values.get(pause.op_name)
+            call = self.latest(pause.op_name)
             if call is not None and call.failed and not call.inputs and pause.inputs:
                 self.latest_values[pause.op_name] = call._replace(inputs=list(pause.inputs))
                 self.events.append(CallInputs(pause.op_name, pause.run_id,
@@ -198,6 +199,14 @@ class Bridge:
             self.link.stop()
 
     # -- app side -----------------------------------------------------------------------
+    def latest(self, name: str) -> Call | None:
+        """Op ``name``'s latest call (its values as kept: see ``Call``)."""
+        return _as_call(self.latest_values.get(name))
+
+    def finished(self, name: str) -> Call | None:
+        """Op ``name``'s latest call that finished."""
+        return _as_call(self.last_finished.get(name))
+
     def answer(self, action: str) -> None:
         self.paused = None
         self.link.answer(action)
@@ -245,6 +254,14 @@ class Bridge:
 def _value(s):
     """A summary's captured value; a pending summary as it is (``Call``)."""
     return s if s.__class__ is tuple else s[_VALUE]
+
+
+def _as_call(kept) -> Call | None:
+    """A call as ``Bridge`` keeps it (a ``Call``, or the ``OpEnd`` of one) as a ``Call``."""
+    if kept is None or kept.__class__ is Call:
+        return kept
+    return Call(kept[_RUN_ID], list(map(_value, kept[_INPUTS])),
+                list(map(_value, kept[_OUTPUTS])))
 
 
 # what the queue carries besides events: not recorded, not counted as events

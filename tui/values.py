@@ -20,11 +20,11 @@ def values_for(bridge, model, name: str, pause) -> tuple[Values | None, int | No
     if pause is not None:
         return Values(_full(pause, "inputs"), _full(pause, "outputs"), _returned(pause),
                       after=getattr(pause, "inputs_after", None)), None   # remote: none
-    call = bridge.latest_values.get(name)
+    call = bridge.latest(name)
     if call is None:
         return None, None
     if call.failed and not call.inputs:
-        earlier = bridge.last_finished.get(name)
+        earlier = bridge.finished(name)
         if earlier is None:
             return None, None
         return Values(*earlier.values()), \
