@@ -66,25 +66,28 @@ def settle_group(items: list) -> list:
     dt = np.dtype(name)
     block = np.frombuffer(bytes.fromhex("".join([p[_KEPT] for p in items])), dt)
     block = block.reshape(len(items), size)
-    floats = dt.kind == "f"
     if dt in _WIDE:
         return [summarize(row.reshape(shape)) for row in block]
-    totals = float_sums(block).tolist() if floats else \
-        np.add.reduce(block, axis=1, dtype=np.int64).tolist()
-    los, his = _min(block, axis=1).tolist(), _max(block, axis=1).tolist()
+    floats = dt.kind == "f"
+    totals = float_sums(block) if floats else np.add.reduce(block, axis=1, dtype=np.int64)
+    los, his = _min(block, axis=1), _max(block, axis=1)
+    # a row summarize might not give alike is summarised alone (the module docstring)
+    alone = (~np.isfinite(totals) | (los == 0) | (his == 0)) if floats else None
+    with np.errstate(invalid="ignore", over="ignore"):
+        # Python's int / int and float / int are IEEE divisions of these same numbers
+        means = (totals / size).tolist()
+    los, his = los.astype(np.float64).tolist(), his.astype(np.float64).tolist()
     heads = block[:, :PREVIEW_ITEMS].tolist()
     more = ", …]" if size > PREVIEW_ITEMS else "]"
-    fmt = _FLOAT_FORMATS[min(size, PREVIEW_ITEMS)]
+    if floats:
+        fmt = "[" + _FLOAT_FORMATS[min(size, PREVIEW_ITEMS)] + more
+        previews = [(fmt % tuple(h))[:80] for h in heads]
+    else:
+        previews = [("[" + ", ".join(map(str, h)) + more)[:80] for h in heads]
     new, summary = tuple.__new__, ValueSummary
-    out = []
-    for k, (total, lo, hi, head) in enumerate(zip(totals, los, his, heads)):
-        if floats:
-            if total - total != 0.0 or not (lo and hi):   # see the module docstring
-                out.append(summarize(block[k].reshape(shape)))
-                continue
-            preview = "[" + fmt % tuple(head) + more
-        else:
-            preview = "[" + ", ".join(map(str, head)) + more
-        out.append(new(summary, (shape, name, size, float(lo), float(hi), total / size,
-                                 0, 0, preview[:80], False, None)))
+    out = [new(summary, (shape, name, size, lo, hi, mean, 0, 0, preview, False, None))
+           for lo, hi, mean, preview in zip(los, his, means, previews)]
+    if alone is not None and alone.any():
+        for k in np.flatnonzero(alone).tolist():
+            out[k] = summarize(block[k].reshape(shape))
     return out
