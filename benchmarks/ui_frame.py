@@ -10,8 +10,9 @@ UI does; this counts the UI's own CPU, which they do not disturb.
 
 How: events of a framework run (``--per-tick`` callback calls' ``OpStart`` and
 ``OpEnd`` a tick, 8x8 float32 values, as the UI's link queues them: small
-summaries pending, taken when the UI drains them) are recorded once, then fed to a headless app (120x40) by hand: per tick the
-bridge's worker-side entry takes them, ``tick()`` applies them, and the app
+summaries pending, taken when the UI drains them) are recorded once, then fed
+to a headless app (120x40) by hand: per tick the bridge's worker-side entry
+takes them, ``tick()`` applies them, and the app
 gets the time to draw (Textual's frame). Per tick, in the UI thread's CPU time
 (``time.thread_time``): the whole tick and frame, and the same events applied
 to the model and formatted as log lines without any widget (the baseline: what
@@ -78,6 +79,7 @@ async def with_app(events: list, per_tick: int, ticks: int) -> tuple[float, floa
     async with app.run_test(size=SIZE) as pilot:
         app._ticker.pause()   # ticks come from here, with a known number of events each
         put = app.bridge._on_event
+        app.bridge.deferred = True   # as the link sets it: the events hold pending summaries
         put(events[0])
         app.tick()
         await pilot.pause()

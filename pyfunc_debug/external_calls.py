@@ -226,7 +226,8 @@ class CallbackRun:
         taken as they are, the one subscriber called directly with events built in C
         (as the engine's run loop does), summaries mapped without a Python frame. A
         subscriber that takes pending summaries (``bus.defer``: the console's printer of
-        diagnostics, which reads no summary of an ``OpEnd``) gets them pending."""
+        diagnostics, which reads no summary of an ``OpEnd``; the UI's bridge, which takes
+        them on its own thread) gets them pending."""
         run_id = self._begin()
         level = bus.capture
         cap = bus.capture_bytes if level == 2 else 0

@@ -9,9 +9,6 @@ from textual.widgets import Log
 __all__ = ["EventLog"]
 
 MAX_LINES = 5000
-# characters the log's own lines hold beyond ASCII, each one cell wide (a duration's "µs",
-# an elided preview's "…"): a line of ASCII and these is as wide as it is long
-_ONE_CELL = str.maketrans("µ…", "u.")
 
 
 class EventLog(Log):
@@ -79,8 +76,10 @@ class EventLog(Log):
         if len(self._lines) > self.max_lines:
             self._prune_max_lines()
         widest = max(map(len, new), default=0)
-        if not all(map(str.isascii, new)):   # "µs" in nearly every line: one cell, as len
-            widest = max(len(line) if line.translate(_ONE_CELL).isascii()
+        # "µs" in nearly every line, "…" in some: one cell wide each, so such a line is as
+        # wide as it is long (str.replace: 0.2 µs a line; cell_len of a new line, 2.5)
+        if not all(map(str.isascii, new)):
+            widest = max(len(line) if line.replace("µ", "").replace("…", "").isascii()
                          else cell_len(self._process_line(line)) for line in new)
         self._width = max(self._width, widest)
         size = Size(self._width, len(self._lines))
