@@ -24,6 +24,7 @@ import threading
 import time
 import traceback
 import types
+from itertools import repeat
 
 import numpy as np
 
@@ -275,8 +276,7 @@ class CallbackRun:
                    if (watch or level) else [])
         end = ev.OpEnd
         if later:
-            outs = tuple([_later(v, cap) for v in outputs]) if cap else tuple(
-                map(_later, outputs))
+            outs = tuple(map(_later, outputs, repeat(cap)))
             end = PendingOpEnd
             bus.defer.deferred = True
         elif level:

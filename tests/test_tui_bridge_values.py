@@ -36,11 +36,10 @@ def test_an_op_end_is_queued_as_it_came_its_record_has_no_values_the_latest_call
     assert recorded.inputs == (s_in._replace(value=None),)
     assert recorded.outputs[0].value is None and recorded.outputs[0].row == s_out.row
     assert type(recorded.outputs[0]) is NonFiniteSummary     # its class kept (rows, JSON)
-    call = b.latest("augment")
-    assert b.finished("augment") == call
-    assert (call.run_id, call.failed) == (3, False)
-    np.testing.assert_array_equal(call.inputs[0], x)
-    np.testing.assert_array_equal(call.outputs[0], y)
+    for call in (b.latest("augment"), b.finished("augment")):   # the same call
+        assert (call.run_id, call.failed) == (3, False)
+        np.testing.assert_array_equal(call.inputs[0], x)
+        np.testing.assert_array_equal(call.outputs[0], y)
 
 
 def test_a_workers_fields_survive_in_the_queue_and_the_record():
@@ -114,6 +113,11 @@ def test_a_callbacks_small_summaries_are_taken_when_drained_and_equal_summarize(
     for e, x in zip(ends, (small, big, nan)):
         assert e.inputs[0][:-1] == summarize(x)[:-1], x.size
         assert e.outputs[0][:-1] == summarize(x * 2)[:-1], x.size
-    inputs, outputs = b.latest("augment").values()
-    np.testing.assert_array_equal(outputs[0], nan * 2)
     assert [e.outputs[0].value is not None for e in ends] == [False, True, True]
+    call = b.latest("augment")   # the NaN call: its output summarised, with its copy
+    np.testing.assert_array_equal(call.outputs[0], nan * 2)
+    b.run(lambda: run.call(ExternalOp("scale", "EagerPyFunc"), lambda v: v * 2, (small,)))
+    for call in (b.latest("scale"), b.finished("scale")):   # made of the pending bytes
+        assert call.failed is False
+        np.testing.assert_array_equal(call.inputs[0], small)
+        np.testing.assert_array_equal(call.outputs[0], small * 2)

@@ -18,7 +18,7 @@ import time
 from typing import NamedTuple
 
 from pyfunc_debug import events as ev
-from pyfunc_debug.trace.pending import PendingOpEnd, settled, value_of
+from pyfunc_debug.trace.pending import PendingOpEnd, held_array, settled
 from pyfunc_debug.trace.summary import ROW_FIELDS
 
 from .model import CallInputs, PdbSpan
@@ -26,7 +26,6 @@ from .model import CallInputs, PdbSpan
 __all__ = ["Bridge", "Call", "Printed", "PSEUDO"]
 
 _OpEnd = ev.OpEnd
-_Pending = PendingOpEnd
 _RUN_ID, _THREAD, _OP, _PARENT, _INPUTS, _OUTPUTS = map(
     _OpEnd._fields.index, ("run_id", "thread", "op", "parent", "inputs", "outputs"))
 _VALUE = ROW_FIELDS   # a summary's ``value``: the field after its row's
@@ -44,18 +43,12 @@ class Printed(NamedTuple):
 
 
 class Call(NamedTuple):
-    """The values of one call of an op: inputs as it started, outputs (none if it failed).
-    A pending summary (``trace.pending``: a small array's bytes) stands for its array until
-    the values are shown (``values``)."""
+    """The values of one call of an op: inputs as it started, outputs (none if it failed)."""
 
     run_id: int
     inputs: list
     outputs: list
     failed: bool = False
-
-    def values(self) -> tuple[list, list]:
-        """(inputs, outputs) as arrays."""
-        return list(map(value_of, self.inputs)), list(map(value_of, self.outputs))
 
 
 class _PrintSink:
@@ -129,7 +122,7 @@ class Bridge:
         The event itself is kept as its op's latest call: a ``Call`` is made of it only
         when the inspector asks (``latest``)."""
         cls = e.__class__
-        if cls is _OpEnd or cls is _Pending:
+        if cls is _OpEnd or cls is PendingOpEnd:
             if e[_PARENT] is None:
                 if self._pause_inputs:
                     self._pause_inputs.pop((e[_OP], e[_THREAD]), None)
@@ -252,8 +245,8 @@ class Bridge:
 
 
 def _value(s):
-    """A summary's captured value; a pending summary as it is (``Call``)."""
-    return s if s.__class__ is tuple else s[_VALUE]
+    """A summary's captured value; the array a pending summary holds (``trace.pending``)."""
+    return held_array(s) if s.__class__ is tuple else s[_VALUE]
 
 
 def _as_call(kept) -> Call | None:

@@ -27,10 +27,10 @@ def values_for(bridge, model, name: str, pause) -> tuple[Values | None, int | No
         earlier = bridge.finished(name)
         if earlier is None:
             return None, None
-        return Values(*earlier.values()), \
+        return Values(earlier.inputs, earlier.outputs), \
             (-1 if earlier.run_id == call.run_id else earlier.run_id)
     after = bridge.inputs_after.get(name)
-    values = Values(*call.values(),
+    values = Values(call.inputs, call.outputs,
                     after=after[1] if after and after[0] == call.run_id else None)
     return values, (call.run_id if call.run_id != model.run_id else None)
 

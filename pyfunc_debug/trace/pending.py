@@ -35,7 +35,7 @@ from .. import events as ev
 from .settle_group import GROUP, settle_group
 from .summary import ROW_FIELDS, summarize
 
-__all__ = ["PendingOpEnd", "pending", "settle", "value_of", "settled", "settle_all", "from_row", "settle_rows", "settle_lines", "BadPending", "MARK", "MARKED",
+__all__ = ["PendingOpEnd", "pending", "settle", "held_array", "settled", "settle_all", "from_row", "settle_rows", "settle_lines", "BadPending", "MARK", "MARKED",
            "DEFER_LIMIT"]
 
 DEFER_LIMIT = 1024      # elements: bigger arrays pay passes, not fixed costs; summarised now
@@ -74,27 +74,20 @@ def pending(a, blob: bytes, checked: bool):
     return (a.shape, kind[0], size, None, None, None, 0, 0, MARK, False, blob.hex())
 
 
-def _array(p):
+def held_array(p):
+    """The array pending summary ``p`` holds (read-only)."""
     return np.frombuffer(bytes.fromhex(p[_KEPT]), np.dtype(p[1])).reshape(p[0])
-
-
-def value_of(x):
-    """The array a pending summary holds (read-only); anything else as it is."""
-    return _array(x) if x.__class__ is tuple and len(x) == _KEPT + 1 and x[_PREVIEW] == MARK \
-        else x
 
 
 def settle(s):
     """``s`` as a ``ValueSummary``: a pending one summarised, any other unchanged."""
-    return summarize(_array(s)) if s.__class__ is tuple else s
+    return summarize(held_array(s)) if s.__class__ is tuple else s
 
 
 def settle_all(pending: list) -> list:
     """The ``ValueSummary`` of each of ``pending`` (``summarize`` of its array, exactly);
     ``ValueError`` if one's bytes are not hex. Those of one dtype and shape — a
     callback's calls, hundreds a batch — are taken together (``settle_group``)."""
-    if len(pending) < GROUP:
-        return [summarize(_array(p)) for p in pending]
     groups: dict = {}
     for i, p in enumerate(pending):
         groups.setdefault((p[1], p[0]), []).append(i)
@@ -102,7 +95,7 @@ def settle_all(pending: list) -> list:
     for (name, shape), where in groups.items():
         items = [pending[i] for i in where]
         made = settle_group(items) if len(items) >= GROUP else \
-            [summarize(_array(p)) for p in items]
+            [summarize(held_array(p)) for p in items]
         for i, s in zip(where, made):
             out[i] = s
     return out

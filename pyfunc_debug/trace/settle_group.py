@@ -20,43 +20,32 @@ import sys
 
 import numpy as np
 
-from .summary import _FLOAT_FORMATS, PREVIEW_ITEMS, ValueSummary, summarize
+from .summary import _FLOAT_FORMATS, PREVIEW_ITEMS, ROW_FIELDS, ValueSummary, summarize
 
-__all__ = ["settle_group", "GROUP", "float_sums"]
+__all__ = ["settle_group", "GROUP"]
 
 GROUP = 8   # pending summaries of one dtype and shape worth taking together
-_KEPT = 10  # a pending summary's bytes (as hex), ``pending``'s layout
 _COMPENSATED = sys.version_info >= (3, 12)   # sum() of floats: Neumaier from 3.12 on
 _WIDE = {np.dtype(t) for t in (np.int64, np.uint64)}
 _min, _max = np.minimum.reduce, np.maximum.reduce
 
 
-def float_sums(block) -> np.ndarray:
+def _row_sums(block) -> np.ndarray:
     """``sum(row.tolist())`` of each row of the 2-d real ``block``, as this Python gives it
-    (bit for bit, finite or not)."""
-    with np.errstate(over="ignore", invalid="ignore"):   # Inf - Inf: no warning (a NaN)
-        return _sums(np.ascontiguousarray(block.T, dtype=np.float64))
-
-
-def _sums(cols) -> np.ndarray:
-    """``float_sums`` of the transposed block ``cols`` (a column a step, contiguous)."""
+    (bit for bit, finite or not): a column a step, from ``0 + first``."""
+    cols = np.ascontiguousarray(block.T, dtype=np.float64)
     f = 0.0 + cols[0]
-    if not _COMPENSATED:
-        for x in cols[1:]:
-            f += x
-        return f
-    c = np.zeros_like(f)
-    t = np.empty_like(f)
-    a = np.empty_like(f)
-    for x in cols[1:]:
-        np.add(f, x, out=t)
-        # c += (f - t) + x where |f| >= |x|, else (x - t) + f
-        big = np.abs(f) >= np.abs(x)
-        np.subtract(np.where(big, f, x), t, out=a)
-        a += np.where(big, x, f)
-        c += a
-        f, t = t, f
-    return np.where((c != 0.0) & np.isfinite(c), f + c, f)
+    with np.errstate(over="ignore", invalid="ignore"):   # Inf - Inf: no warning (a NaN)
+        if not _COMPENSATED:
+            for x in cols[1:]:
+                f = f + x
+            return f
+        c = np.zeros_like(f)
+        for x in cols[1:]:   # CPython's: c += (f - t) + x if |f| >= |x| else (x - t) + f
+            t = f + x
+            c += np.where(np.abs(f) >= np.abs(x), f - t + x, x - t + f)
+            f = t
+        return np.where((c != 0.0) & np.isfinite(c), f + c, f)
 
 
 def settle_group(items: list) -> list:
@@ -64,12 +53,12 @@ def settle_group(items: list) -> list:
     and shape; ``ValueError`` for bytes that are not hex)."""
     shape, name, size = items[0][0], items[0][1], items[0][2]
     dt = np.dtype(name)
-    block = np.frombuffer(bytes.fromhex("".join([p[_KEPT] for p in items])), dt)
+    block = np.frombuffer(bytes.fromhex("".join([p[ROW_FIELDS] for p in items])), dt)
     block = block.reshape(len(items), size)
     if dt in _WIDE:
         return [summarize(row.reshape(shape)) for row in block]
     floats = dt.kind == "f"
-    totals = float_sums(block) if floats else np.add.reduce(block, axis=1, dtype=np.int64)
+    totals = _row_sums(block) if floats else np.add.reduce(block, axis=1, dtype=np.int64)
     los, his = _min(block, axis=1), _max(block, axis=1)
     # a row summarize might not give alike is summarised alone (the module docstring)
     alone = (~np.isfinite(totals) | (los == 0) | (his == 0)) if floats else None
