@@ -9,6 +9,7 @@ import gc
 import subprocess
 import sys
 import threading
+import time
 
 import numpy as np
 import pytest
@@ -175,3 +176,31 @@ async def test_the_apps_start_up_garbage_is_collected_before_the_program_starts(
     finally:
         gc.callbacks.remove(note)
     assert seen and app.worker_thread.ident in seen[0]   # on the program's thread, before it
+
+
+def test_the_full_pass_is_made_even_when_another_threads_pass_is_under_way():
+    """``gc.collect()`` returns at once, collecting nothing, while another thread's pass runs
+    Python code (a finalizer, a ``gc.callbacks`` entry): the app's pass before the program
+    is then made once that one is over (CI saw it skipped)."""
+    from pyfunc_debug.tui.app import _full_collection
+
+    other_started, mine = threading.Event(), []
+
+    def slow(phase, info):   # the other thread's pass lets this thread in meanwhile
+        if threading.current_thread().name == "other" and phase == "start":
+            other_started.set()
+            time.sleep(0.03)
+        elif threading.current_thread() is threading.main_thread() and phase == "stop" \
+                and info["generation"] == 2:
+            mine.append(info)
+
+    gc.callbacks.append(slow)
+    try:
+        other = threading.Thread(target=gc.collect, name="other")
+        other.start()
+        assert other_started.wait(5)
+        _full_collection()
+        other.join()
+    finally:
+        gc.callbacks.remove(slow)
+    assert mine, "no full pass was made on this thread"

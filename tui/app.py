@@ -149,7 +149,7 @@ class PfdApp(PauseActions, BreakpointActions, App):
         # count towards the collector's next full pass: it would come during the program's
         # run and walk the whole heap there (0.23 s with TensorFlow loaded, measured). Done
         # now, before the program starts, the program's own passes come as they would.
-        gc.collect()
+        _full_collection()
         try:
             status = self.bridge.run(self.target)
         except BaseException as e:  # never let the worker's failure take the app down
@@ -397,6 +397,18 @@ def _bdb_quit(status) -> bool:
             return True
         error, seen = error.__cause__ or error.__context__, seen + 1
     return False
+
+
+def _full_collection() -> None:
+    """One full pass of the collector on this thread. ``gc.collect()`` does nothing while
+    another thread's pass is under way (one that runs a finalizer or a ``gc.callbacks``
+    entry lets other threads in): then it is tried again, that pass being over."""
+    done = gc.get_stats()[2]["collections"]
+    for _ in range(5):
+        gc.collect()
+        if gc.get_stats()[2]["collections"] > done:
+            return
+        time.sleep(0.01)
 
 
 def _no_fileno(app) -> None:
