@@ -12,6 +12,7 @@ from pyfunc_debug.trace.summary import NonFiniteSummary, summarize
 
 pytest.importorskip("textual")
 from pyfunc_debug.tui.bridge import Bridge  # noqa: E402
+from pyfunc_debug.tui.model import RunModel  # noqa: E402
 
 
 def _bridge() -> Bridge:
@@ -108,12 +109,21 @@ def test_a_callbacks_small_summaries_are_taken_when_drained_and_equal_summarize(
     assert [type(e) for e in queued] == [PendingOpEnd] * 3
     assert queued[0].inputs[0].__class__ is tuple   # pending: not summarised at the call
     assert queued[2].outputs[0].__class__ is not tuple and queued[2].outputs[0].nan == 1
-    ends = [e for e in b.drain(100) if type(e) in (ev.OpEnd, PendingOpEnd)]
-    assert [type(e) for e in ends] == [ev.OpEnd] * 3
-    for e, x in zip(ends, (small, big, nan)):
+    drained = b.drain(100)
+    ends = [e for e in drained if type(e) in (ev.OpEnd, PendingOpEnd)]
+    assert ends == queued and ends[0].inputs[0].__class__ is tuple   # taken when read:
+    for e, x in zip(ends, (small, big, nan)):   # by the model's row of the op,
+        model = RunModel()
+        model.apply(e)
+        row = model.rows["augment"]
+        assert row.inputs[0][:-1] == summarize(x)[:-1], x.size
+        assert row.outputs[0][:-1] == summarize(x * 2)[:-1] == row.ended[1][0][:-1], x.size
+        assert (row.outputs[0].value is not None) == (x is not small)
+    recorded = [e for e in b.recorded if type(e) is ev.OpEnd]   # and by the record
+    assert len(recorded) == 3 and not b._unrecorded
+    for e, x in zip(recorded, (small, big, nan)):
         assert e.inputs[0][:-1] == summarize(x)[:-1], x.size
         assert e.outputs[0][:-1] == summarize(x * 2)[:-1], x.size
-    assert [e.outputs[0].value is not None for e in ends] == [False, True, True]
     call = b.latest("augment")   # the NaN call: its output summarised, with its copy
     np.testing.assert_array_equal(call.outputs[0], nan * 2)
     b.run(lambda: run.call(ExternalOp("scale", "EagerPyFunc"), lambda v: v * 2, (small,)))

@@ -27,7 +27,7 @@ from .commands import DebugCommands
 from .exit_summary import ending, exit_status
 from .layout import compose_panes, fit_footer, title_panes
 from .messages import OpSelected
-from .model import RunModel
+from .model import RunModel, format_event
 from .values import relative_source, values_for
 from .widgets.event_log import EventLog
 from .widgets.inspector import Inspector
@@ -121,6 +121,8 @@ class PfdApp(PauseActions, BreakpointActions, App):
 
     def on_mount(self) -> None:
         fit_footer(self, self.size.width)
+        # the log formats an op's start or end only when it shows it (``RunModel.entry``)
+        self.query_one(EventLog).formatter = lambda e: format_event(e, self.show_timings)
         title_panes(self, "ops of the current run", "events", "breakpoints")
         self._refresh_breakpoints()
         self._ticker = self.set_interval(TICK, self.tick)
@@ -223,9 +225,10 @@ class PfdApp(PauseActions, BreakpointActions, App):
         if not events:
             self._catch_up_inspector()   # the events stopped: it shows their last state
             self._update_status()
+            self.bridge.settle_record()  # work left while the program ran
             return
         model = self.model
-        apply, line = model.apply, model.line
+        apply, entry = model.apply, model.entry
         log = self.query_one(EventLog)
         timings = self.show_timings
         lines = []
@@ -237,7 +240,7 @@ class PfdApp(PauseActions, BreakpointActions, App):
                 continue
             apply(e)
             if cls not in PSEUDO:
-                lines.append(line(e, timings))
+                lines.append(entry(e, timings))
                 ended = ended or cls is ev.RunEnd
         log.add(lines)
         ops = self.query_one(OpList)

@@ -18,7 +18,7 @@ import time
 from typing import NamedTuple
 
 from pyfunc_debug import events as ev
-from pyfunc_debug.trace.pending import PendingOpEnd, held_array, settled
+from pyfunc_debug.trace.pending import PendingOpEnd, held_array, held_bytes, settled
 from pyfunc_debug.trace.summary import ROW_FIELDS
 
 from .model import CallInputs, PdbSpan
@@ -33,6 +33,9 @@ _VALUE = ROW_FIELDS   # a summary's ``value``: the field after its row's
 # values up to this size are copied with each event so the inspector can show them
 VALUE_BYTES = 64 * 1024
 PRINTED_KEPT = 20_000     # lines of the script's output kept to print again after the UI
+# bytes held by the events drained and not yet recorded, at most: 16 MB is 16,000 calls of
+# an 8x8 float32 callback (as hex), two seconds of a hot tf.data pipeline
+RECORD_PENDING = 16 << 20
 
 
 class Printed(NamedTuple):
@@ -80,7 +83,12 @@ class Bridge:
         # every event, values stripped (for export), kept as its line: a long session's
         # events take a third of the memory and are nothing the collector walks
         from pyfunc_debug.trace.lines import EventLines
-        self.recorded = EventLines()
+        self._record = EventLines()
+        # drained events holding pending summaries, recorded once settled: when the program
+        # idles or pauses (``settle_record``), or past RECORD_PENDING bytes (the summaries'
+        # pending bytes and captured values)
+        self._unrecorded: list = []
+        self._unrecorded_bytes = 0
         # op -> its latest call, and its latest call that finished (may be the same): a
         # ``Call``, or the call's ``OpEnd`` itself, made a ``Call`` when read (``latest``,
         # ``finished``); op -> (run_id, inputs) as the op left them, when it wrote into them
@@ -226,10 +234,31 @@ class Bridge:
                 out.append(pop())
         except IndexError:
             pass
-        if self.deferred:   # pending summaries taken here, on the UI's thread (see _on_event)
-            settled(out)
-        self.recorded.extend([e for e in out if type(e) not in PSEUDO])
+        kept = [e for e in out if type(e) not in PSEUDO]
+        if self.deferred:   # pending summaries (see _on_event): taken when needed
+            self._unrecorded += kept
+            self._unrecorded_bytes += held_bytes(kept)
+            if self._unrecorded_bytes > RECORD_PENDING:
+                self.settle_record()
+        else:
+            self._record.extend(kept)
         return out
+
+    def settle_record(self) -> None:
+        """Record the events drained with pending summaries, these taken (``trace.pending``;
+        the app calls this when a tick finds no new event). While a program runs hot, its
+        ops' summaries are taken only for what the UI shows: the log's lines in view, the
+        op list's rows, the inspector's op."""
+        if self._unrecorded:
+            settled(self._unrecorded)
+            self._record.extend(self._unrecorded)
+            self._unrecorded, self._unrecorded_bytes = [], 0
+
+    @property
+    def recorded(self):
+        """Every event drained, values stripped (``trace.lines.EventLines``: for export)."""
+        self.settle_record()
+        return self._record
 
     def interrupt(self) -> None:
         """Pause before the next op that runs (any thread)."""

@@ -16,6 +16,7 @@ from typing import NamedTuple
 
 from pyfunc_debug import events as ev
 from pyfunc_debug.trace.failures import STOPPED, original_line
+from pyfunc_debug.trace.pending import PendingOpEnd, settle, settled
 
 from .timing import PdbSpan, Waits, duration_text
 
@@ -40,6 +41,54 @@ class CallInputs(NamedTuple):
     inputs: tuple             # ValueSummary per input
 
 
+def _holds_values(e) -> bool:
+    """An op end holds a captured value (the log keeps no array for a line unshown)."""
+    for s in e.inputs + e.outputs:
+        if s.__class__ is not tuple and s.value is not None:
+            return True
+    return False
+
+
+def _settled(v: tuple) -> tuple:
+    """Summaries ``v``, any pending one (a plain tuple: ``trace.pending``) taken."""
+    for s in v:
+        if s.__class__ is tuple:
+            return tuple(map(settle, v))
+    return v
+
+
+class _SettledWhenRead:
+    """An ``OpRow`` field of summaries, pending ones (a framework callback's small arrays,
+    ``pyfunc_debug.trace.pending``) taken when first read: a running program's ops end
+    thousands of times a second, and the op list and the inspector read a few rows a
+    tick. ``pair``: a field of two such tuples."""
+
+    def __init__(self, pair: bool = False):
+        self._pair = pair
+
+    def __set_name__(self, owner, name):
+        self._key = "_" + name
+
+    def __get__(self, row, owner=None):
+        if row is None:
+            return ()   # the dataclass's default
+        v = row.__dict__[self._key]
+        if not v:
+            return v
+        if self._pair:
+            ins, outs = _settled(v[0]), _settled(v[1])
+            if ins is not v[0] or outs is not v[1]:
+                v = row.__dict__[self._key] = (ins, outs)
+        else:
+            made = _settled(v)
+            if made is not v:
+                v = row.__dict__[self._key] = made
+        return v
+
+    def __set__(self, row, v):
+        row.__dict__[self._key] = v
+
+
 @dataclass
 class OpRow:
     """One op of the current run (its latest call), as the op list and the inspector show it."""
@@ -51,8 +100,8 @@ class OpRow:
     duration_ns: int | None = None   # without time paused; None: not known (yet)
     waited_ns: int = 0        # time it spent paused (not in ``duration_ns``)
     under_pdb: bool = False   # it ran under pdb: its wall time is the user's, not the op's
-    inputs: tuple = ()
-    outputs: tuple = ()
+    inputs: tuple = _SettledWhenRead()
+    outputs: tuple = _SettledWhenRead()
     error: str = ""
     note: str = ""            # why it did not run: "folded: …", "same stateless call as …"
     tag: str = ""             # the same in a word or two, for the op list
@@ -63,7 +112,7 @@ class OpRow:
     calls: int = 0            # calls that ended (a framework op may run many in one run)
     # (inputs, outputs) of its latest call that ended, kept while a newer call runs: a
     # framework op has calls in flight nearly all the time (shown as that call's, dimmed)
-    ended: tuple = ()
+    ended: tuple = _SettledWhenRead(pair=True)
     in_plan: bool = True      # listed by its run's start (else: a fold step, a callback)
 
 
@@ -262,7 +311,7 @@ class RunModel:
             row.status, row.source = "running", e.source
             self.sources[e.op] = e.source
             row.producers = self.producers[e.op] = e.producers
-        elif cls is ev.OpEnd:
+        elif cls is ev.OpEnd or cls is PendingOpEnd:
             row = self._row(e.op, e.op_type)
             row.status = "done"
             self._timed(row, e)
@@ -318,10 +367,30 @@ class RunModel:
         self.failures.append(Failure(self.runs, e.op, e.op_type, e.source,
                                      e.error_type, original_line(e.message)))
 
+    def entry(self, e, timings: bool = True):
+        """The log's entry for ``e`` (already applied): ``e`` itself when its line is
+        ``format_event(e)`` alone — an op's start, or an end that waited for no one and
+        holds no captured value (a framework callback's small arrays are pending bytes,
+        its big ones summaries), in one line — which the log formats only if it is shown
+        (``EventLog``); else its line."""
+        cls = e.__class__
+        if cls is ev.OpStart or cls is ev.OpEnd or cls is PendingOpEnd:
+            if "\n" not in e.op and "\n" not in e.op_type and (cls is ev.OpStart or (
+                    not _holds_values(e) and (e.parent is not None or self._unwaited(e)))):
+                return e
+        return self.line(e, timings)
+
+    def _unwaited(self, e) -> bool:
+        row = self.rows.get(e.op)
+        return row is None or not (row.under_pdb or row.waited_ns)
+
     def line(self, e, timings: bool = True) -> str:
         """The log line for ``e`` (already applied): durations without the time paused or
         in pdb, a failed run's end with the user's exception line."""
         cls = type(e)
+        if cls is PendingOpEnd:
+            e = as_settled(e)
+            cls = ev.OpEnd
         if cls in (ev.OpEnd, ev.OpError) and e.parent is None:
             row = self.rows.get(e.op)
             if row is not None and (row.under_pdb or row.waited_ns):
@@ -466,12 +535,19 @@ class RunModel:
         parent = self.rows.get(e.parent)
         if parent is None:
             return
-        if type(e) is ev.OpEnd:
-            out = e.outputs[0].short() if e.outputs else ""
+        if type(e) is ev.OpEnd or type(e) is PendingOpEnd:
+            out = settle(e.outputs[0]).short() if e.outputs else ""
             parent.children.append(f"{e.op} ({e.op_type}) {duration_text(e.duration_ns)} {out}")
             del parent.children[:-50]
         elif type(e) is ev.OpError:
             parent.children.append(f"{e.op} ({e.op_type}) ERROR {e.message[:80]}")
+
+
+def as_settled(e):
+    """``e``, a ``PendingOpEnd`` made an ``OpEnd`` (its summaries taken)."""
+    one = [e]
+    settled(one)
+    return one[0]
 
 
 def _row_duration(row: OpRow) -> str:

@@ -35,7 +35,7 @@ from .. import events as ev
 from .settle_group import GROUP, settle_group
 from .summary import ROW_FIELDS, summarize
 
-__all__ = ["PendingOpEnd", "pending", "settle", "held_array", "settled", "settle_all", "from_row", "settle_rows", "settle_lines", "BadPending", "MARK", "MARKED",
+__all__ = ["PendingOpEnd", "pending", "settle", "held_array", "settled", "settle_all", "held_bytes", "from_row", "settle_rows", "settle_lines", "BadPending", "MARK", "MARKED",
            "DEFER_LIMIT"]
 
 DEFER_LIMIT = 1024      # elements: bigger arrays pay passes, not fixed costs; summarised now
@@ -124,6 +124,19 @@ def settled(events: list, start: int = 0) -> int:
             tuple([next(made) if s.__class__ is tuple else s for s in e[_OUTPUTS]]),
             *e[_OUTPUTS + 1:]))
     return end
+
+
+def held_bytes(events: list) -> int:
+    """The bytes the op ends of ``events`` hold in their summaries: pending ones' (as hex)
+    and captured values."""
+    n = 0
+    for e in events:
+        if e.__class__ is PendingOpEnd or e.__class__ is ev.OpEnd:
+            for s in e[_INPUTS] + e[_OUTPUTS]:
+                v = s[_KEPT]   # a pending summary's hex, or a summary's captured value
+                if v is not None:
+                    n += len(v) if v.__class__ is str else getattr(v, "nbytes", 64)
+    return n
 
 
 class BadPending(ValueError):

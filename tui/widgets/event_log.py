@@ -6,6 +6,8 @@ from textual.geometry import Size
 from textual.widget import Widget
 from textual.widgets import Log
 
+from pyfunc_debug.trace.pending import settled
+
 __all__ = ["EventLog"]
 
 MAX_LINES = 5000
@@ -22,13 +24,17 @@ class EventLog(Log):
     Light while a program runs (issue 24): a write costs no layout of the screen (the
     pane's size is set by the stylesheet, its scrollbars always shown, so a longer log
     moves nothing else), no thread to measure the lines' width, and a line once drawn
-    is kept (``Log`` draws every line in view again at each repaint).
+    is kept (``Log`` draws every line in view again at each repaint). An entry may be an
+    event, formatted by ``formatter`` only when it is drawn or read (``lines``, a
+    selection): a running program adds a thousand lines a tick, of which the view shows
+    about thirty. Until then the log's width counts the lines formatted so far.
     """
 
     def __init__(self, **kw):
         super().__init__(max_lines=MAX_LINES, highlight=False, auto_scroll=False, **kw)
         self._partial = ""
         self._follow = True      # cleared when the user scrolls up, set again at the end
+        self.formatter = str     # an event entry's line (the app sets its model's)
 
     def printed(self, text: str, stderr: bool) -> list[str]:
         """Log lines for printed ``text`` (a line shows once it is complete)."""
@@ -71,28 +77,74 @@ class EventLog(Log):
         back into the app, at every write."""
         new = []
         for line in lines:
-            new.extend(line.splitlines() or ("",))
+            if line.__class__ is str:
+                new.extend(line.splitlines() or ("",))
+            else:
+                new.append(line)   # an event: one line, formatted when drawn
         self._lines.extend(new)
         if len(self._lines) > self.max_lines:
             self._prune_max_lines()
-        widest = max(map(len, new), default=0)
-        # "µs" in nearly every line, "…" in some: one cell wide each, so such a line is as
-        # wide as it is long (str.replace: 0.2 µs a line; cell_len of a new line, 2.5)
-        if not all(map(str.isascii, new)):
-            widest = max(len(line) if line.replace("µ", "").replace("…", "").isascii()
-                         else cell_len(self._process_line(line)) for line in new)
-        self._width = max(self._width, widest)
+        new = [line for line in new if line.__class__ is str]
+        self._widen(new)
+
+    def _widen(self, new: list) -> None:
+        """The log is as wide as its widest line (formatted so far)."""
+        self._width = max(self._width, _widest(new, self._process_line))
+        self._resize()
+
+    def _resize(self) -> None:
         size = Size(self._width, len(self._lines))
         if size != self.virtual_size:
             self.set_reactive(Widget.virtual_size, size)   # no layout: see the docstring
             self._scroll_update(size)
 
+    def _formatted(self, first: int, end: int) -> None:
+        """Entries ``first:end`` as lines (an event's summaries taken together with the
+        others', ``trace.pending``)."""
+        lines = self._lines
+        at = [i for i in range(max(0, first), min(end, len(lines)))
+              if lines[i].__class__ is not str]
+        if not at:
+            return
+        events = [lines[i] for i in at]
+        settled(events)
+        made = [self.formatter(e) for e in events]
+        for i, line in zip(at, made):
+            lines[i] = line
+        widest = _widest(made, self._process_line)
+        if widest > self._width:   # while drawing: the new size is set after this frame
+            self._width = widest
+            self.call_after_refresh(self._resize)
+
+    @property
+    def lines(self):
+        self._formatted(0, len(self._lines))
+        return self._lines
+
+    def get_selection(self, selection):
+        self._formatted(0, len(self._lines))
+        return super().get_selection(selection)
+
     def _render_line_strip(self, y, rich_style):
         """A line is drawn once (``Log`` keeps it only while text is selected); the cache
         follows the lines as the oldest are dropped, and forgets a new line's index."""
+        if y < len(self._lines) and self._lines[y].__class__ is not str:
+            top = self.scroll_offset.y   # the view's lines together: one settling
+            self._formatted(min(y, top), max(y + 1, top + self.size.height))
         if self.text_selection is not None:
             return super()._render_line_strip(y, rich_style)
         cached = self._render_line_cache.get(y)
         if cached is None:
             cached = self._render_line_cache[y] = super()._render_line_strip(y, rich_style)
         return cached
+
+
+def _widest(lines: list, process) -> int:
+    """The widest of ``lines`` in cells. "µs" is in nearly every line, "…" in some: one
+    cell wide each, so such a line is as wide as it is long (str.replace: 0.2 µs a line;
+    rich's cell_len of a new line, 2.5)."""
+    widest = max(map(len, lines), default=0)
+    if not all(map(str.isascii, lines)):
+        widest = max(len(line) if line.replace("µ", "").replace("…", "").isascii()
+                     else cell_len(process(line)) for line in lines)
+    return widest
