@@ -85,6 +85,12 @@ async def test_a_hot_callbacks_lines_and_summaries_are_taken_only_as_shown():
             cut = row.split("EagerPyFunc", 1)[1].strip()   # cut at the pane's width
             assert cut and end.outputs[0].short().startswith(cut), (row, end.outputs[0])
             assert app.model.rows[name].outputs[0][:-1] == end.outputs[0][:-1]
+        log.scroll_home(animate=False, immediate=True)   # the user scrolls to the top
+        await pilot.pause()
+        top = [line for line in _screen_lines(log) if line]
+        assert top[0].startswith(f"{events[0].seq:>8} run")
+        for line, full in zip(top, lines):
+            assert full.startswith(line) and len(line) > 20, (line, full)
         assert list(log.lines) == lines   # read in full: every line formatted
 
         # a tick with no new event (the program idles): the session is recorded, settled
