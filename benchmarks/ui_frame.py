@@ -14,10 +14,12 @@ summaries pending, taken when the UI drains them) are recorded once, then fed
 to a headless app (120x40) by hand: per tick the bridge's worker-side entry
 takes them, ``tick()`` applies them, and the app
 gets the time to draw (Textual's frame). Per tick, in the UI thread's CPU time
-(``time.thread_time``): the whole tick and frame, and the same events applied
-to the model and formatted as log lines without any widget (the baseline: what
-any UI pays). The feeding, which runs on the program's threads in a real run,
-is measured apart. Medians of ``--rounds``.
+(``time.thread_time``): the whole tick and frame, and, as the baseline, the same
+events applied to the model with every summary taken and every log line
+formatted, without any widget (what a UI that took each event in full would
+pay before drawing anything; the app takes summaries and formats lines only
+for what it shows). The feeding, which runs on the program's threads in a real
+run, is measured apart. Medians of ``--rounds``.
 """
 from __future__ import annotations
 
@@ -60,7 +62,8 @@ def record(calls: int) -> list:
 
 
 def model_only(events: list, per_tick: int, ticks: int) -> float:
-    """UI-thread CPU per tick to apply the events and format their log lines, no widget."""
+    """UI-thread CPU per tick to apply the events, take every summary and format every
+    log line, no widget."""
     model = RunModel()
     model.apply(events[0])
     t0 = time.thread_time()
@@ -114,7 +117,7 @@ def main(argv=None) -> None:
     b, f, d = (statistics.median(x) * 1e3 for x in (base, full, fed))
     print(f"UI thread, {a.per_tick} events a tick, {SIZE[0]}x{SIZE[1]}, {a.rounds} rounds "
           f"(medians, ms of CPU a tick; the UI ticks every {TICK} s)")
-    print(f"  events applied and formatted, no widget   {b:7.2f}   1.00x")
+    print(f"  every summary and line taken, no widget   {b:7.2f}   1.00x")
     print(f"  tick and Textual's frame                  {f:7.2f}   {f / b:.2f}x")
     print(f"  the same a second                         {f / TICK:7.1f}   (ms of CPU, the lock "
           f"the program waits for)")

@@ -104,18 +104,22 @@ async def test_a_hot_callbacks_lines_and_summaries_are_taken_only_as_shown():
 
 
 def test_the_record_takes_its_pending_summaries_past_its_memory_budget(monkeypatch):
-    """A program that never idles: the bytes waiting to be recorded stay bounded."""
-    events = _callback_events(40)
+    """A program that never idles: the bytes waiting to be recorded stay bounded (the
+    oldest first, at least as many events as came), and the record keeps their order."""
+    events = _callback_events(60)
     one_call = 2 * 2 * DATA.nbytes   # an input and an output, as hex
     monkeypatch.setattr(bridge_module, "RECORD_PENDING", 10 * one_call)
+    monkeypatch.setattr(bridge_module, "RECORD_CHUNK", 4)   # two calls
     b = Bridge(lambda pause: None)
     b.deferred = True
-    recorded = 0
+    drained = 0
     for i in range(0, len(events), 6):   # 3 calls a drain
         for e in events[i:i + 6]:
             b._on_event(e)
-        out = b.drain(100)
-        recorded += len(out)
-        assert b._unrecorded_bytes <= 10 * one_call
-        assert len(b._record) + len(b._unrecorded) == recorded
+        drained += len(b.drain(100))
+        assert b._unrecorded_bytes <= 13 * one_call
+        assert len(b._record) + len(b._unrecorded) == drained
     assert len(b._record) > 0 and all(type(e) is not PendingOpEnd for e in b._record)
+    b.settle_record(3)   # the oldest three
+    assert [e.seq for e in b.recorded] == [e.seq for e in events]
+    assert all(type(e) is not PendingOpEnd for e in b.recorded)

@@ -22,7 +22,7 @@ from pyfunc_debug import events as ev
 
 from .app_actions import BreakpointActions
 from .app_pauses import PauseActions
-from .bridge import PSEUDO, Bridge, Printed
+from .bridge import PSEUDO, RECORD_CHUNK, Bridge, Printed
 from .commands import DebugCommands
 from .exit_summary import ending, exit_status
 from .layout import compose_panes, fit_footer, title_panes
@@ -225,7 +225,7 @@ class PfdApp(PauseActions, BreakpointActions, App):
         if not events:
             self._catch_up_inspector()   # the events stopped: it shows their last state
             self._update_status()
-            self.bridge.settle_record()  # work left while the program ran
+            self.bridge.settle_record(RECORD_CHUNK)   # work left while the program ran
             return
         model = self.model
         apply, entry = model.apply, model.entry

@@ -36,6 +36,7 @@ PRINTED_KEPT = 20_000     # lines of the script's output kept to print again aft
 # bytes held by the events drained and not yet recorded, at most: 16 MB is 16,000 calls of
 # an 8x8 float32 callback (as hex), two seconds of a hot tf.data pipeline
 RECORD_PENDING = 16 << 20
+RECORD_CHUNK = 4096   # events recorded at a time (about 15 ms of the UI thread)
 
 
 class Printed(NamedTuple):
@@ -238,21 +239,27 @@ class Bridge:
         if self.deferred:   # pending summaries (see _on_event): taken when needed
             self._unrecorded += kept
             self._unrecorded_bytes += held_bytes(kept)
-            if self._unrecorded_bytes > RECORD_PENDING:
-                self.settle_record()
+            if self._unrecorded_bytes > RECORD_PENDING:   # never behind by more than that
+                self.settle_record(max(RECORD_CHUNK, len(kept)))
         else:
             self._record.extend(kept)
         return out
 
-    def settle_record(self) -> None:
-        """Record the events drained with pending summaries, these taken (``trace.pending``;
-        the app calls this when a tick finds no new event). While a program runs hot, its
-        ops' summaries are taken only for what the UI shows: the log's lines in view, the
-        op list's rows, the inspector's op."""
-        if self._unrecorded:
-            settled(self._unrecorded)
-            self._record.extend(self._unrecorded)
-            self._unrecorded, self._unrecorded_bytes = [], 0
+    def settle_record(self, limit: int | None = None) -> None:
+        """Record the events drained with pending summaries, these taken (``trace.pending``),
+        the oldest ``limit`` of them (all: None). The app records them when a tick finds no
+        new event (a chunk a tick, so the screen stays responsive), and past RECORD_PENDING
+        bytes. While a program runs hot, its ops' summaries are taken only for what the UI
+        shows: the log's lines in view, the op list's rows, the inspector's op."""
+        waiting = self._unrecorded
+        if not waiting:
+            return
+        chunk = waiting if limit is None or limit >= len(waiting) else waiting[:limit]
+        self._unrecorded = waiting[len(chunk):]
+        self._unrecorded_bytes = self._unrecorded_bytes - held_bytes(chunk) \
+            if self._unrecorded else 0
+        settled(chunk)
+        self._record.extend(chunk)
 
     @property
     def recorded(self):
