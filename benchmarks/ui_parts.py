@@ -1,7 +1,8 @@
 """Where the UI's cost on a real program goes (issue 24): the tf.data pipeline of
 ``real_pipeline.py`` with the UI taken apart.
 
-    python benchmarks/ui_parts.py [--images 8000] [--rounds 3]
+    python benchmarks/ui_parts.py [--images 8000] [--rounds 3] [--modes plain,console,...]
+                                  [--against OTHER_ENV/bin/python]
 
 Modes, taking turns each round, each the program's own seconds (as
 ``real_pipeline.py`` times them) and its ratio to plain:
@@ -13,7 +14,14 @@ Modes, taking turns each round, each the program's own seconds (as
   on a thread of its own, with no Textual app at all;
 - ``still``: the whole UI in a pseudo-terminal, its ticker stopped: the app is up
   but never applies an event nor redraws after the first screen;
-- ``ui``: ``run --tf`` with the UI, as a user runs it.
+- ``ui``: ``run --tf`` with the UI, as a user runs it;
+- ``against``: with ``--against PYTHON``, ``ui`` under that interpreter: another
+  checkout's environment (say the previous release's, with this one's packages on
+  its path), the same program. Every round runs the modes in turn, in reverse
+  order every other round, so the machine's drift hits this code and that one
+  alike: on a shared machine a single run moves by 0.1x, and only rounds taken in
+  turn show a change smaller than that. ``--modes`` picks modes
+  (``--modes plain,console,ui --against ...``: the UI against another version).
 
 ``link`` minus ``console`` is what the UI's link costs the program's threads;
 ``still`` minus ``link``, an idle Textual app beside the program; ``ui`` minus
@@ -35,10 +43,12 @@ HERE = os.path.abspath(__file__)
 MODES = ("plain", "console", "link", "still", "ui")
 
 
-def seconds(mode: str, size: int) -> float:
+def seconds(mode: str, size: int, against: str | None = None) -> float:
     """The program's seconds in ``mode`` (one process; a pty where Textual runs)."""
     if mode in ("plain", "console", "ui"):
         return rp.run_mode(mode, "tf", size)
+    if mode == "against":   # the same command, another interpreter (and its pyfunc_debug)
+        return rp.ui_run("tf", size, command=lambda *a: [against, *rp._command(*a)[1:]])
 
     def part_command(*args) -> list:   # this file runs the CLI with a part left out
         ui = rp._command(*args)   # [python, -m, pyfunc_debug, run, ...]
@@ -84,6 +94,10 @@ def main() -> None:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--images", type=int, default=8000)
     p.add_argument("--rounds", type=int, default=3)
+    p.add_argument("--modes", default=",".join(MODES),
+                   help="modes to run, comma-separated (plain first: the ratios' base)")
+    p.add_argument("--against", metavar="PYTHON",
+                   help="also the UI under this interpreter (mode 'against')")
     p.add_argument("--part", choices=("link", "still"), help=argparse.SUPPRESS)
     p.add_argument("rest", nargs=argparse.REMAINDER, help=argparse.SUPPRESS)
     a = p.parse_args()
@@ -93,10 +107,16 @@ def main() -> None:
     if not rp._have("tensorflow", "textual", "pexpect"):
         print("ui_parts: skipped (needs the tensorflow extra, textual and pexpect)")
         return
-    times = {m: [] for m in MODES}
-    for _ in range(a.rounds):
-        for m in MODES:
-            times[m].append(seconds(m, a.images))
+    modes = [m for m in a.modes.split(",") if m]
+    if a.against:
+        modes.append("against")
+    unknown = set(modes) - set(MODES) - {"against"}
+    if unknown or modes[:1] != ["plain"]:
+        p.error(f"--modes: plain first, then any of {', '.join(MODES[1:])}")
+    times = {m: [] for m in modes}
+    for r in range(a.rounds):
+        for m in (modes if r % 2 == 0 else modes[::-1]):
+            times[m].append(seconds(m, a.images, a.against))
     base = statistics.median(times["plain"])
     print(f"tf.data + py_function, {a.images} images, {a.rounds} rounds (medians; min-max)")
     for m, v in times.items():

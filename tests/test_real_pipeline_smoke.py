@@ -64,3 +64,16 @@ def test_the_ui_parts_benchmark_runs_every_part():
     result = run_benchmark("ui_parts.py", "--images", "16", "--rounds", "1", timeout=600)
     modes = [line.split()[0] for line in result.stdout.splitlines() if line.startswith("  ")]
     assert modes == ["plain", "console", "link", "still", "ui"], result.stdout
+
+
+@pytest.mark.skipif(not all(importlib.util.find_spec(m) for m in ("tensorflow", "textual",
+                                                                  "pexpect")),
+                    reason="needs the tensorflow extra, textual and pexpect")
+def test_the_ui_parts_benchmark_takes_turns_with_another_interpreter():
+    import sys
+
+    from programs import run_benchmark
+    result = run_benchmark("ui_parts.py", "--images", "16", "--rounds", "2", "--modes",
+                           "plain,ui", "--against", sys.executable, timeout=600)
+    modes = [line.split()[0] for line in result.stdout.splitlines() if line.startswith("  ")]
+    assert modes == ["plain", "ui", "against"], result.stdout
