@@ -4,7 +4,8 @@ it in its own error type and kept only its text."""
 from __future__ import annotations
 
 from pyfunc_debug import events as ev
-from pyfunc_debug.tui.model import RunModel, format_event
+from pyfunc_debug.tui.log_text import format_event
+from pyfunc_debug.tui.model import RunModel
 
 TF_WRAPPED = (
     "Traceback (most recent call last):\n"

@@ -20,7 +20,7 @@ from pyfunc_debug.debug.external import ExternalOp
 from pyfunc_debug.debug.pause import Pause
 from pyfunc_debug.errors import CancelledError
 from pyfunc_debug.external_calls import CallbackRun
-from pyfunc_debug.tui.model import OpRow
+from pyfunc_debug.tui.rows import OpRow
 from pyfunc_debug.tui.widgets.inspector import Inspector
 
 from test_requests_honoured import GIVEN, clip_in_place, clip_then_fail, no_user_pdbrc  # noqa: F401
@@ -263,7 +263,8 @@ async def test_the_paused_failed_call_stays_on_its_row_after_pdb_quits_the_run()
 
 def test_a_scripts_end_names_the_failed_call_it_saw_not_the_last_one():
     from pyfunc_debug.tui.exit_summary import ending
-    from pyfunc_debug.tui.model import Failure, RunModel
+    from pyfunc_debug.tui.model import RunModel
+    from pyfunc_debug.tui.rows import Failure
     model = RunModel()        # two calls of a framework op failed; the script saw the first
     model.failures = [Failure(1, "lookup", "PyFunc", "s.py:9", "KeyError", f"KeyError: {i}")
                       for i in (2, 3)]

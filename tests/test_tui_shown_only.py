@@ -20,7 +20,7 @@ pytest.importorskip("textual")
 from pyfunc_debug.tui import bridge as bridge_module  # noqa: E402
 from pyfunc_debug.tui.app import PfdApp  # noqa: E402
 from pyfunc_debug.tui.bridge import Bridge  # noqa: E402
-from pyfunc_debug.tui.model import format_event  # noqa: E402
+from pyfunc_debug.tui.log_text import format_event  # noqa: E402
 from pyfunc_debug.tui.widgets.event_log import EventLog  # noqa: E402
 from pyfunc_debug.tui.widgets.op_list import OpList  # noqa: E402
 

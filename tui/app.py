@@ -27,7 +27,8 @@ from .commands import DebugCommands
 from .exit_summary import ending, exit_status
 from .layout import compose_panes, fit_footer, title_panes
 from .messages import OpSelected
-from .model import RunModel, format_event
+from .log_text import format_event
+from .model import RunModel
 from .values import relative_source, values_for
 from .widgets.event_log import EventLog
 from .widgets.inspector import Inspector

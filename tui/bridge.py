@@ -21,7 +21,8 @@ from pyfunc_debug import events as ev
 from pyfunc_debug.trace.pending import PendingOpEnd, held_array, held_bytes, settled
 from pyfunc_debug.trace.summary import ROW_FIELDS
 
-from .model import CallInputs, PdbSpan
+from .rows import CallInputs
+from .timing import PdbSpan
 
 __all__ = ["Bridge", "Call", "Printed", "PSEUDO"]
 

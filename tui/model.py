@@ -9,207 +9,18 @@ newer call of a framework op has none yet.
 """
 from __future__ import annotations
 
-import re
-
-from dataclasses import dataclass, field
-from typing import NamedTuple
-
 from pyfunc_debug import events as ev
-from pyfunc_debug.trace.failures import STOPPED, original_line
-from pyfunc_debug.trace.pending import PendingOpEnd, settle, settled
+from pyfunc_debug.trace.failures import original_line
+from pyfunc_debug.trace.pending import PendingOpEnd, settle
 
+from .log_text import as_settled, format_event, holds_values, stopped_text
+from .rows import CallInputs, Failure, OpRow, rank
 from .timing import PdbSpan, Waits, duration_text
 
 # Diagnostics about an op whatever the run (it is folded, shared, blocks a gradient, …)
 _STANDING = frozenset({"folded", "deduplicated", "blocked_gradient", "breakpoint_cannot_fire"})
-# The likeliest root cause first: what the UI selects and shows on top when a run stops
-RANK = ("non_finite", "shape_change", "input_modified", "tout_mismatch", "blocked_gradient",
-        "deduplicated", "folded")
 
-__all__ = ["OpRow", "RunModel", "Failure", "CallInputs", "PdbSpan", "format_event",
-           "original_line", "STATUS_ICONS", "rank", "no_values_reason"]
-
-STATUS_ICONS = {"pending": "·", "running": "▶", "done": "✓", "error": "✗", "paused": "⏸",
-                "folded": "≡", "dedup": "=", "aborted": "⊘"}
-
-
-class CallInputs(NamedTuple):
-    """The inputs of a call that failed, as a pause saw them (an ``OpError`` has none)."""
-
-    op: str
-    run_id: int
-    inputs: tuple             # ValueSummary per input
-
-
-def _holds_values(e) -> bool:
-    """An op end holds a captured value (the log keeps no array for a line unshown)."""
-    for s in e.inputs + e.outputs:
-        if s.__class__ is not tuple and s.value is not None:
-            return True
-    return False
-
-
-def _settled(v: tuple) -> tuple:
-    """Summaries ``v``, any pending one (a plain tuple: ``trace.pending``) taken."""
-    for s in v:
-        if s.__class__ is tuple:
-            return tuple(map(settle, v))
-    return v
-
-
-class _SettledWhenRead:
-    """An ``OpRow`` field of summaries, pending ones (a framework callback's small arrays,
-    ``pyfunc_debug.trace.pending``) taken when first read: a running program's ops end
-    thousands of times a second, and the op list and the inspector read a few rows a
-    tick. ``pair``: a field of two such tuples."""
-
-    def __init__(self, pair: bool = False):
-        self._pair = pair
-
-    def __set_name__(self, owner, name):
-        self._key = "_" + name
-
-    def __get__(self, row, owner=None):
-        if row is None:
-            return ()   # the dataclass's default
-        v = row.__dict__[self._key]
-        if not v:
-            return v
-        if self._pair:
-            ins, outs = _settled(v[0]), _settled(v[1])
-            if ins is not v[0] or outs is not v[1]:
-                v = row.__dict__[self._key] = (ins, outs)
-        else:
-            made = _settled(v)
-            if made is not v:
-                v = row.__dict__[self._key] = made
-        return v
-
-    def __set__(self, row, v):
-        row.__dict__[self._key] = v
-
-
-@dataclass
-class OpRow:
-    """One op of the current run (its latest call), as the op list and the inspector show it."""
-
-    name: str
-    op_type: str = ""
-    status: str = "pending"
-    source: str = ""
-    duration_ns: int | None = None   # without time paused; None: not known (yet)
-    waited_ns: int = 0        # time it spent paused (not in ``duration_ns``)
-    under_pdb: bool = False   # it ran under pdb: its wall time is the user's, not the op's
-    inputs: tuple = _SettledWhenRead()
-    outputs: tuple = _SettledWhenRead()
-    error: str = ""
-    note: str = ""            # why it did not run: "folded: …", "same stateless call as …"
-    tag: str = ""             # the same in a word or two, for the op list
-    children: list = field(default_factory=list)   # eager ops inside a py_function
-    inputs_after: tuple = ()  # the inputs as the op left them, when it wrote into them
-    warnings: list = field(default_factory=list)   # Warning events (diagnostics) about it
-    producers: tuple = ()     # the op that produced each input
-    calls: int = 0            # calls that ended (a framework op may run many in one run)
-    # (inputs, outputs) of its latest call that ended, kept while a newer call runs: a
-    # framework op has calls in flight nearly all the time (shown as that call's, dimmed)
-    ended: tuple = _SettledWhenRead(pair=True)
-    in_plan: bool = True      # listed by its run's start (else: a fold step, a callback)
-
-
-@dataclass
-class Failure:
-    """An op that failed: what the exit summary and the status bar say about it."""
-
-    run: int
-    op: str
-    op_type: str
-    source: str
-    error_type: str
-    line: str                 # the original exception's line, e.g. "KeyError: 2"
-
-
-def rank(kind: str) -> int:
-    """Lower is more important (unknown kinds after the known ones)."""
-    return RANK.index(kind) if kind in RANK else len(RANK)
-
-
-# What our abort says, also inside a framework's error that kept only its text (--tf)
-_ABORT_TEXTS = ("aborted from pdb (quit) in op", "aborted from the debugger at op")
-_ABORTED_AT = re.compile(r"aborted from (?:pdb \(quit\) in|the debugger at) op '([^']*)'")
-
-
-def stopped_text(e) -> str | None:
-    """For an ``OpError`` that is the user's stop (q in pdb, Ctrl+C, exit), its one line
-    ("run aborted at op 'x' (q in pdb)"), never a traceback; else ``None``."""
-    if e.error_type == "SystemExit":
-        return original_line(e.message) or "SystemExit"
-    if e.error_type == "KeyboardInterrupt":
-        return f"run aborted at op '{e.op}' (Ctrl+C)"
-    if e.error_type in STOPPED or any(t in e.message for t in _ABORT_TEXTS):
-        how = " (q in pdb)" if "pdb (quit)" in e.message or "Quit" in e.error_type else ""
-        named = _ABORTED_AT.search(e.message)   # a cancelled sibling names the op paused at
-        return f"run aborted at op '{named.group(1) if named else e.op}'{how}"
-    return None
-
-
-def format_event(e, timings: bool = True, duration: str | None = None,
-                 ending: str | None = None) -> str:
-    """One log line per event (``timings=False``: no durations, for stable screens).
-
-    ``duration`` replaces the event's wall time (the model's, without pauses);
-    ``ending`` a failed run's error (the user's original exception line)."""
-    cls = type(e)
-
-    def dur(ns):
-        return ((duration if duration is not None else duration_text(ns)) + " ") \
-            if timings else ""
-    indent = "    " if e.parent else "  "
-    if cls is ev.OpEnd:
-        out = e.outputs[0].short() if e.outputs else ""
-        return f"{e.seq:>8} run {e.run_id:<4}{indent}done  {e.op} ({e.op_type}) {dur(e.duration_ns)}{out}"
-    if cls is ev.OpStart:
-        return f"{e.seq:>8} run {e.run_id:<4}{indent}start {e.op} ({e.op_type})"
-    if cls is ev.OpError:
-        stopped = stopped_text(e)
-        word = "ABORTED" if stopped is not None else "ERROR"
-        first = stopped if stopped is not None else original_line(e.message)
-        return f"{e.seq:>8} run {e.run_id:<4}  {word} {e.op} ({e.op_type}): {first[:120]}"
-    if cls is ev.RunStart:
-        what = f"{e.kind} {e.name}".strip()
-        count = f": {len(e.ops)} ops" if e.ops else ""
-        return f"{e.seq:>8} run {e.run_id:<4}start {what}{count}"
-    if cls is ev.RunEnd:
-        error = ending if ending is not None else (e.error or "")
-        return (f"{e.seq:>8} run {e.run_id:<4}end   {'ok' if e.ok else 'FAILED'} "
-                f"{dur(e.duration_ns)}" + ("" if e.ok else error))
-    if cls is ev.BreakpointHit:
-        return f"{e.seq:>8} run {e.run_id!s:<4}  PAUSE {e.when} {e.op} ({e.op_type}) {e.breakpoint}"
-    if cls is ev.Warning:
-        return f"{e.seq:>8} WARNING {e.op}: {e.message[:160]}"
-    return f"{getattr(e, 'seq', '?'):>8} {cls.__name__}"
-
-
-def no_values_reason(row: OpRow, live: bool = True) -> str:
-    """Why the inspector has no values to show for ``row`` (its latest call)."""
-    if row.status in ("folded", "dedup"):
-        return f"no values: it did not run in this run ({row.note or row.tag})"
-    if row.status == "pending":
-        return "no values: it has not run yet in this run"
-    if row.status == "running":
-        return "no values yet: it is running"
-    if row.status in ("error", "aborted"):
-        how = "was aborted" if row.status == "aborted" else "failed"
-        if not live:
-            return f"no values: this call {how}, and the trace holds no values for it"
-        return (f"no values: this call {how}, and the inputs of a call that fails are kept "
-                "only when it pauses (e: break on errors)")
-    if not row.inputs and not row.outputs:
-        return "no values: it has no inputs or outputs"
-    if not live:
-        return ("no values in this trace: record it with --capture full (pfd.trace: "
-                "capture=\"full\") to keep them")
-    return "no values: this op's values are bigger than the live UI keeps (64 KB); the " \
-           "summaries above are exact"
+__all__ = ["RunModel"]
 
 
 class RunModel:
@@ -376,7 +187,7 @@ class RunModel:
         cls = e.__class__
         if cls is ev.OpStart or cls is ev.OpEnd or cls is PendingOpEnd:
             if "\n" not in e.op and "\n" not in e.op_type and (cls is ev.OpStart or (
-                    not _holds_values(e) and (e.parent is not None or self._unwaited(e)))):
+                    not holds_values(e) and (e.parent is not None or self._unwaited(e)))):
                 return e
         return self.line(e, timings)
 
@@ -541,13 +352,6 @@ class RunModel:
             del parent.children[:-50]
         elif type(e) is ev.OpError:
             parent.children.append(f"{e.op} ({e.op_type}) ERROR {e.message[:80]}")
-
-
-def as_settled(e):
-    """``e``, a ``PendingOpEnd`` made an ``OpEnd`` (its summaries taken)."""
-    one = [e]
-    settled(one)
-    return one[0]
 
 
 def _row_duration(row: OpRow) -> str:

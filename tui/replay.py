@@ -13,12 +13,14 @@ from textual.app import App, ComposeResult
 from textual.binding import Binding
 
 from pyfunc_debug import events as ev
+from pyfunc_debug.trace.failures import original_line
 from pyfunc_debug.trace.jsonl import load_trace
 
 from . import fault_replay
 from .layout import compose_panes, fit_footer, title_panes
+from .log_text import format_event
 from .messages import OpSelected
-from .model import RunModel, format_event, original_line
+from .model import RunModel
 from .values import relative_source
 from .widgets.breakpoint_list import BreakpointList
 from .widgets.event_log import EventLog

@@ -21,7 +21,7 @@ from textual.widgets import DataTable, Sparkline, Static
 from pyfunc_debug.trace.summary import summarize
 
 from ..failure_text import error_text, user_error
-from ..model import OpRow, no_values_reason
+from ..rows import OpRow, no_values_reason
 from ..timing import duration_text
 from .summary_table import SummaryTable
 

@@ -13,7 +13,8 @@ from textual.scroll_view import ScrollView
 from textual.strip import Strip
 
 from ..messages import OpSelected
-from ..model import STATUS_ICONS, RunModel
+from ..model import RunModel
+from ..rows import STATUS_ICONS
 
 __all__ = ["OpList", "fit"]
 
