@@ -10,7 +10,7 @@ UI does; this counts the UI's own CPU, which they do not disturb.
 
 How: events of a framework run (``--per-tick`` callback calls' ``OpStart`` and
 ``OpEnd`` a tick, 8x8 float32 values, as the UI's link queues them: small
-summaries pending, taken when the UI drains them) are recorded once, then fed
+summaries pending, taken when the UI shows them) are recorded once, then fed
 to a headless app (120x40) by hand: per tick the bridge's worker-side entry
 takes them, ``tick()`` applies them, and the app
 gets the time to draw (Textual's frame). Per tick, in the UI thread's CPU time

@@ -83,10 +83,11 @@ def test_an_input_modified_warning_keeps_the_inputs_as_left_and_is_queued_withou
     assert b.events.pop() is plain
 
 
-def test_a_callbacks_small_summaries_are_taken_when_drained_and_equal_summarize():
+def test_a_callbacks_small_summaries_are_taken_when_read_and_equal_summarize():
     """The UI's link leaves a framework callback's small arrays' summaries pending on the
-    program's thread (their bytes: the copy it keeps anyway) and ``drain`` takes them on
-    the UI's: the model gets the summaries ``summarize`` gives, the inspector the values,
+    program's thread (their bytes: the copy it keeps anyway), still pending once drained;
+    the model's row and the record take them: the summaries ``summarize`` gives, the
+    inspector the values,
     a big array keeps its copy, and an output holding a NaN is summarised at the call."""
     from pyfunc_debug.debug.external import ExternalOp
     from pyfunc_debug.external_calls import CallbackRun

@@ -26,8 +26,8 @@ from .bridge import PSEUDO, RECORD_CHUNK, Bridge, Printed
 from .commands import DebugCommands
 from .exit_summary import ending, exit_status
 from .layout import compose_panes, fit_footer, title_panes
-from .messages import OpSelected
 from .log_text import format_event
+from .messages import OpSelected
 from .model import RunModel
 from .values import relative_source, values_for
 from .widgets.event_log import EventLog

@@ -104,7 +104,8 @@ class Bridge:
         self.quitting = False
         self.paused = None
         # a settling sink (``events.subscribe``'s ``settles``): a framework callback leaves
-        # its small arrays' summaries pending, and ``drain`` takes them on the UI's thread
+        # its small arrays' summaries pending; the UI's thread takes them when it shows
+        # them, and the record when the program idles (``settle_record``)
         self.deferred = False
         if link is None:   # imported here: a remote link (attach) needs no debugger here
             from pyfunc_debug.debug.frontend import LocalLink
@@ -128,7 +129,7 @@ class Bridge:
         A framework callback's ``PendingOpEnd`` keeps its small arrays as pending
         summaries (their bytes): summarising them there was most of this link's cost to
         the program (measured: +18 µs a call before, +9.3 µs after, the console's +8.6),
-        and ``drain`` takes them instead.
+        and the UI's thread takes them when it shows them (``settle_record``).
         The event itself is kept as its op's latest call: a ``Call`` is made of it only
         when the inspector asks (``latest``)."""
         cls = e.__class__

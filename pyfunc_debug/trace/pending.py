@@ -92,7 +92,7 @@ def settle_all(pending: list) -> list:
     for i, p in enumerate(pending):
         groups.setdefault((p[1], p[0]), []).append(i)
     out = [None] * len(pending)
-    for (name, shape), where in groups.items():
+    for where in groups.values():
         items = [pending[i] for i in where]
         made = settle_group(items) if len(items) >= GROUP else \
             [summarize(held_array(p)) for p in items]

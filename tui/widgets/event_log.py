@@ -75,17 +75,18 @@ class EventLog(Log):
         """``Log.write_lines`` without its costs: its new virtual size asks for a layout
         of the whole screen and its width is measured in a thread worker that calls
         back into the app, at every write."""
-        new = []
+        new, texts = [], []   # entries in order; the lines of text among them
         for line in lines:
             if line.__class__ is str:
-                new.extend(line.splitlines() or ("",))
+                split = line.splitlines() or [""]
+                new += split
+                texts += split
             else:
                 new.append(line)   # an event: one line, formatted when drawn
         self._lines.extend(new)
         if len(self._lines) > self.max_lines:
             self._prune_max_lines()
-        new = [line for line in new if line.__class__ is str]
-        self._widen(new)
+        self._widen(texts)
 
     def _widen(self, new: list) -> None:
         """The log is as wide as its widest line (formatted so far)."""
