@@ -168,25 +168,33 @@ def ui_run(kind: str, size: int, timeout: float = 900.0, command=None) -> float:
         cmd = (command or _command)("ui", kind, size, out, tmp)
         env = dict(_env(), TERM="xterm-256color", COLUMNS="120", LINES="40")
         child = pexpect.spawn(cmd[0], cmd[1:], env=env, dimensions=(40, 120), timeout=timeout)
-        deadline = time.monotonic() + timeout
         try:
-            while not os.path.exists(out) or os.path.getsize(out) == 0:
-                if time.monotonic() > deadline:
-                    raise RuntimeError(f"ui mode: no result within {timeout:.0f} s")
-                try:
-                    child.read_nonblocking(65536, timeout=0.1)
-                except pexpect.TIMEOUT:
-                    pass
-                except pexpect.EOF:
-                    if not os.path.exists(out):
-                        raise RuntimeError("ui mode: the program ended without a result")
-                    break
-            time.sleep(0.2)     # the file is written: let json.dump's close land
+            read_until_written(child, out, timeout, "ui mode")
             child.send("q")
             child.expect(pexpect.EOF, timeout=60)
         finally:
             child.close(force=True)
         return _seconds(out)
+
+
+def read_until_written(child, out: str, timeout: float, what: str) -> None:
+    """Read ``child``'s terminal (a terminal that is not read would stall the UI) until the
+    program has written its time to ``out``."""
+    import pexpect
+
+    deadline = time.monotonic() + timeout
+    while not os.path.exists(out) or os.path.getsize(out) == 0:
+        if time.monotonic() > deadline:
+            raise RuntimeError(f"{what}: no result within {timeout:.0f} s")
+        try:
+            child.read_nonblocking(65536, timeout=0.1)
+        except pexpect.TIMEOUT:
+            pass
+        except pexpect.EOF:
+            if not os.path.exists(out):
+                raise RuntimeError(f"{what}: the program ended without a result")
+            break
+    time.sleep(0.2)     # the file is written: let json.dump's close land
 
 
 def run_mode(mode: str, kind: str, size: int) -> float:

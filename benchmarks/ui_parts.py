@@ -15,6 +15,12 @@ Modes, taking turns each round, each the program's own seconds (as
 - ``still``: the whole UI in a pseudo-terminal, its ticker stopped: the app is up
   but never applies an event nor redraws after the first screen;
 - ``ui``: ``run --tf`` with the UI, as a user runs it;
+- ``attach``: the UI in another process: the program under ``run --tf --listen
+  127.0.0.1:0 --wait``, and ``pyfunc-debug attach`` with the UI in a
+  pseudo-terminal (what the program's process keeps is the attach server's link);
+- ``attach-values``: the same, with value summaries (``attach --capture summary``);
+- ``attach-console``: the same with ``attach --console`` (no UI: what serving the
+  events costs the program);
 - ``against``: with ``--against PYTHON``, ``ui`` under that interpreter: another
   checkout's environment (say the previous release's, with this one's packages on
   its path), the same program. Every round runs the modes in turn, in reverse
@@ -40,13 +46,17 @@ import sys
 import real_pipeline as rp   # beside this file
 
 HERE = os.path.abspath(__file__)
-MODES = ("plain", "console", "link", "still", "ui")
+MODES = ("plain", "console", "link", "still", "ui", "attach", "attach-values",
+         "attach-console")
 
 
 def seconds(mode: str, size: int, against: str | None = None) -> float:
     """The program's seconds in ``mode`` (one process; a pty where Textual runs)."""
     if mode in ("plain", "console", "ui"):
         return rp.run_mode(mode, "tf", size)
+    if mode in ("attach", "attach-console", "attach-values"):
+        return attach_run(size, console=mode == "attach-console",
+                          capture="summary" if mode == "attach-values" else "none")
     if mode == "against":   # the same command, another interpreter (and its pyfunc_debug)
         return rp.ui_run("tf", size, command=lambda *a: [against, *rp._command(*a)[1:]])
 
@@ -55,6 +65,58 @@ def seconds(mode: str, size: int, against: str | None = None) -> float:
         return [ui[0], HERE, "--part", mode, "--", *ui[3:]]
 
     return rp.ui_run("tf", size, command=part_command)
+
+
+def attach_run(size: int, timeout: float = 900.0, console: bool = False,
+               capture: str = "none") -> float:
+    """The program served (``run --tf --listen --wait``) and the UI attached from another
+    process in a pseudo-terminal; ``q`` (detach) once the program has written its time.
+    ``console``: ``attach --console`` instead of the UI (it ends with the program)."""
+    import re
+    import subprocess
+    import tempfile
+
+    import pexpect
+
+    with tempfile.TemporaryDirectory() as tmp:
+        out = os.path.join(tmp, "out.json")
+        program = rp._command("ui", "tf", size, out, tmp)
+        target = subprocess.Popen([*program[:4], "--listen", "127.0.0.1:0", "--wait",
+                                   *program[4:]], env=rp._env(), stdin=subprocess.DEVNULL,
+                                  stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+        try:
+            found = None
+            while found is None:
+                line = target.stderr.readline()
+                if not line:
+                    raise RuntimeError("attach mode: the target ended before listening")
+                found = re.search(r"listening on (\S+) token (\S+)", line)
+            threading_drain(target.stderr)
+            attach = [sys.executable, "-m", "pyfunc_debug", "attach", found[1],
+                      "--token", found[2], "--capture", capture,
+                      *(["--console"] if console else [])]
+            env = dict(rp._env(), TERM="xterm-256color", COLUMNS="120", LINES="40")
+            child = pexpect.spawn(attach[0], attach[1:], env=env, dimensions=(40, 120),
+                                  timeout=timeout)
+            try:
+                rp.read_until_written(child, out, timeout, "attach mode")
+                if not console:
+                    child.send("q")
+                child.expect(pexpect.EOF, timeout=60)
+            finally:
+                child.close(force=True)
+            target.wait(timeout=120)
+        finally:
+            if target.poll() is None:
+                target.kill()
+        return rp._seconds(out)
+
+
+def threading_drain(stream) -> None:
+    """Read ``stream`` to its end on a thread of its own (a pipe never read would stall
+    the writer)."""
+    import threading
+    threading.Thread(target=stream.read, daemon=True).start()
 
 
 # -- in the child: the CLI with one part of the UI left out ---------------------------------
@@ -121,7 +183,7 @@ def main() -> None:
     print(f"tf.data + py_function, {a.images} images, {a.rounds} rounds (medians; min-max)")
     for m, v in times.items():
         med = statistics.median(v)
-        print(f"  {m:8} {med:7.2f} s ({min(v):.2f}-{max(v):.2f})  {med / base:5.2f}x")
+        print(f"  {m:14} {med:7.2f} s ({min(v):.2f}-{max(v):.2f})  {med / base:5.2f}x")
 
 
 if __name__ == "__main__":

@@ -63,7 +63,8 @@ def test_the_ui_parts_benchmark_runs_every_part():
     from programs import run_benchmark
     result = run_benchmark("ui_parts.py", "--images", "16", "--rounds", "1", timeout=600)
     modes = [line.split()[0] for line in result.stdout.splitlines() if line.startswith("  ")]
-    assert modes == ["plain", "console", "link", "still", "ui"], result.stdout
+    assert modes == ["plain", "console", "link", "still", "ui", "attach", "attach-values",
+                     "attach-console"], result.stdout
 
 
 @pytest.mark.skipif(not all(importlib.util.find_spec(m) for m in ("tensorflow", "textual",

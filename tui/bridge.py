@@ -194,9 +194,8 @@ class Bridge:
     def run(self, target) -> object:
         """Run ``target()`` (in the worker) with the link started, recording events.
         Remote, ``target`` waits for the other process to end."""
-        settling = {} if self.link.remote else {"settles": self}
         self.link.start(self._on_event, self._on_pause, capture="full",
-                        capture_bytes=VALUE_BYTES, **settling)
+                        capture_bytes=VALUE_BYTES, settles=self)
         try:
             return target()
         finally:

@@ -19,14 +19,14 @@ def cmd_attach(args) -> int:
     if not token:
         raise UsageError("a token is needed: --token TOKEN or PYFUNC_DEBUG_TOKEN (the target "
                          "printed it: 'pyfunc-debug: listening on HOST:PORT token TOKEN')")
-    try:
-        link = RemoteLink(args.address, token, capture=args.capture)
+    console = args.console or console_only() is not None
+    try:   # the UI takes a callback's small summaries itself, when it shows them
+        link = RemoteLink(args.address, token, capture=args.capture, pending=not console)
     except ValueError as e:
         raise UsageError(str(e)) from None
     except AttachError as e:   # a malformed or impostor target: status 2; refused/gone: 1
         print(f"pyfunc-debug attach: {e}", file=sys.stderr)
         return getattr(e, "status", 1)
-    console = args.console or console_only() is not None
     try:
         add_breakpoints(link, args.break_ or [], kinds if kinds or console else ["error"])
     except ConnectionError as e:   # the target answered nonsense, or went away

@@ -68,8 +68,10 @@ class Link:
         return None
 
     def start(self, on_event=None, on_pause=None, capture: str = "summary",
-              capture_bytes: int = 0) -> None:
-        """Begin delivering; ``capture`` is the value detail events carry (local links)."""
+              capture_bytes: int = 0, settles=None) -> None:
+        """Begin delivering; ``capture`` is the value detail events carry (local links);
+        ``settles``: a frontend that takes pending summaries (``trace.pending``) when it
+        reads them, its ``deferred`` set once events may hold some."""
         raise NotImplementedError
 
     def stop(self) -> None:

@@ -61,14 +61,18 @@ class RemoteLink(Link):
 
     ``capture="summary"`` asks for value summaries in the streamed events (the
     target then summarises every value it computes: slower); pauses always carry
-    summaries, and values on request.
+    summaries, and values on request. ``pending``: a framework callback's small
+    arrays may come as pending summaries (``trace.pending``: their bytes), for a
+    frontend that takes them when it shows them (``start``'s ``settles``); the
+    target's threads then copy them instead of summarising them.
     """
 
     remote = True
 
     def __init__(self, address: str, token: str, timeout: float = 10.0,
-                 capture: str = "none"):
+                 capture: str = "none", pending: bool = False):
         self.address = address
+        self.pending = bool(pending)
         host, port = parse_address(address)
         deadline = time.monotonic() + timeout
         try:
@@ -78,7 +82,7 @@ class RemoteLink(Link):
         self._ch = Channel(sock)
         try:
             self._ch.send({"t": "attach", "version": VERSION, "token": token,
-                           "capture": capture})
+                           "capture": capture, **({"pending": True} if pending else {})})
             msg, _ = self._ch.receive(WELCOME_LINE, deadline=deadline, max_blob=0)
             self._welcome(msg, f"{host}:{port}")
         except AttachError:
@@ -94,7 +98,7 @@ class RemoteLink(Link):
                               f"({_clean(e)}); is it a pyfunc-debug target?") from None
         sock.settimeout(None)
         self._req = itertools.count(1)
-        self._decoder = Decoder()
+        self._decoder = Decoder(self.pending)
         self._pending: dict = {}
         self._lock = threading.Lock()
         self._early: list = []                  # events before start()
@@ -126,8 +130,12 @@ class RemoteLink(Link):
 
     # -- the frontend protocol ---------------------------------------------------------------
     def start(self, on_event=None, on_pause=None, capture: str = "summary",
-              capture_bytes: int = 0) -> None:
-        """Deliver events and pauses from now on; releases a target waiting for a client."""
+              capture_bytes: int = 0, settles=None) -> None:
+        """Deliver events and pauses from now on; releases a target waiting for a client.
+        ``settles``: told (its ``deferred`` set) that events may hold pending summaries,
+        when this link asked for them."""
+        if settles is not None and self.pending:
+            settles.deferred = True
         with self._lock:
             early, self._early = self._early, []
             self._on_event = on_event or (lambda e: None)

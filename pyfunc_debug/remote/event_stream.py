@@ -5,7 +5,12 @@ The queue holds events, op records and the infos that name them
 
 - ``rows``: events in the JSONL trace codec's rows. A ``RunStart`` whose op
   names (or types) were sent before names them by a number instead: ``lists``
-  gives each list the first time, ``[number, [...]]``;
+  gives each list the first time, ``[number, [...]]``. To a client that asked
+  for them (``pending`` in its attach), an ``OpEnd`` of a framework callback may
+  hold *pending* summaries (``trace.pending``: a small array's bytes as hex),
+  which the client's UI takes when it shows them: the target's threads then pay
+  a copy, not a summary. The decoder checks each one (shape, dtype, size, hex)
+  before anything reads it;
 - ``ops``: ``[key, [name, type, source, producers]]`` for each op first seen;
 - ``recs``: the index of a blob of op records (``runtime.records.RECORD``:
   ``kind, key, run, thread, seq0, t0, seq1, t1``), kind ``BOTH``, ``START``
@@ -20,13 +25,18 @@ would have.
 from __future__ import annotations
 
 import json
+import operator
 import time
 
 import numpy as np
+import orjson
 
 from .. import events as ev
 from ..runtime.records import BOTH, END, START
+from ..trace.bulk import paused_gc
 from ..trace.codec import event_from_row, event_to_row, strict_row
+from ..trace.lines import CANNOT_ENCODE
+from ..trace.pending import DEFER_LIMIT, MARK, PendingOpEnd, from_row, settled
 from .wire import WireError, decoding
 
 __all__ = ["Encoder", "Decoder", "MAX_RECORDS"]
@@ -49,7 +59,7 @@ class Encoder:
     def encode(self, items, extra_rows=()) -> bytes | None:
         """One ``events`` message (line and blob) for ``items``, popped from the queue in order,
         with the starts of ops running a while; None when there is nothing to send."""
-        rows, ops, lists, recs, starts = [], [], [], [], []
+        events, ops, lists, recs, starts = [], [], [], [], []
         # the client orders by seq: records need not keep their place among the events
         for x in items:
             t = type(x)
@@ -60,20 +70,16 @@ class Encoder:
             elif t is tuple:        # a step's info, named before its first record
                 ops.append([id(x), [x[0], x[1], x[2], list(x[3])]])
             else:
-                row = event_to_row(x)
-                if row[0] == "RunStart":
-                    self._number_lists(x, row, lists)
-                rows.append(row)
+                events.append(x)
         sink = self.sink
         if sink is not None:
             if sink.early:
                 recs = [y for y in map(sink.late, recs) if y is not None]
             self._announce(starts)
         recs += starts
-        rows.extend(extra_rows)
-        if not (rows or recs or ops or lists):
+        if not (events or extra_rows or recs or ops):
             return None
-        line = b'{"t":"events","rows":' + _rows_json(rows)
+        line = b'{"t":"events","rows":' + self._rows(events, lists, extra_rows)
         if lists:
             line += b',"lists":' + _json(lists)
         if not recs:
@@ -81,6 +87,28 @@ class Encoder:
         blob = b"".join(recs)
         return (line + b',"ops":' + _json(ops) + b',"recs":0,"blobs":[%d]}\n' % len(blob)
                 + blob)
+
+    def _rows(self, events: list, lists: list, extra_rows) -> bytes:
+        """``events`` (then ``extra_rows``) as a JSON array of rows: one ``orjson.dumps`` of
+        them all (as ``trace.lines.encode_batch``), the standard library's strict JSON
+        one row at a time for a batch it cannot encode (pending summaries taken then)."""
+        with paused_gc():   # thousands of new tuples in no cycle: nothing to walk
+            rows = [self._run_row(e, lists) if e.__class__ is ev.RunStart else
+                    _ROW_NAMES[e.__class__] + e for e in events]
+            rows += extra_rows
+            try:
+                return orjson.dumps(rows, default=_SUMMARY_ROW)
+            except CANNOT_ENCODE:
+                pass
+        settled(events)
+        rows = [self._run_row(e, lists) if e.__class__ is ev.RunStart else event_to_row(e)
+                for e in events]
+        return _rows_json(rows + list(extra_rows))
+
+    def _run_row(self, e, lists) -> list:
+        row = event_to_row(e)
+        self._number_lists(e, row, lists)
+        return row
 
     def _number_lists(self, e, row, lists) -> None:
         for pos in _RUN_LISTS:
@@ -102,6 +130,11 @@ class Encoder:
                 record = sink.start_early(thread)
                 if record is not None:
                     recs.append(record)
+
+
+_ROW_NAMES = {cls: (name,) for name, cls in ev.EVENT_TYPES.items()}
+_ROW_NAMES[PendingOpEnd] = ("OpEnd",)
+_SUMMARY_ROW = operator.attrgetter("row")   # orjson's ``default``: a summary's row
 
 
 def _json(obj) -> bytes:
@@ -127,10 +160,12 @@ def _encodable(row) -> bool:
 
 
 class Decoder:
-    """The client's side: one per connection."""
+    """The client's side: one per connection. ``pending``: the client asked for pending
+    summaries (any other client gets none; one sent anyway is malformed)."""
 
-    def __init__(self):
+    def __init__(self, pending: bool = False):
         self._named: dict = {}
+        self._pending = pending
 
     def decode(self, msg: dict, blobs=()) -> list:
         """The events of an ``events`` message, in ``seq`` order; ``WireError`` naming the
@@ -150,7 +185,10 @@ class Decoder:
                     for pos in _RUN_LISTS:
                         if type(row[pos]) is int:
                             row[pos] = named[row[pos]]
-                out.append(event_from_row(row))
+                if self._pending and row[0] == "OpEnd" and len(row) > _OUTPUTS_AT:
+                    out.append(_op_end(row))
+                else:
+                    out.append(event_from_row(row))
         if "recs" not in msg:
             return out
         with decoding("events", "recs"):
@@ -180,6 +218,37 @@ class Decoder:
             else:
                 raise ValueError(f"malformed op record kind {kind}")
         return out
+
+
+_INPUTS_AT, _OUTPUTS_AT = 9, 10   # an OpEnd row's inputs and outputs (its type name first)
+
+
+def _op_end(row):
+    """The event of an ``OpEnd`` row: a ``PendingOpEnd`` when it holds pending summaries,
+    each checked (``from_row``; its hex read once, so that no reader meets bad bytes)."""
+    found = []
+    for pos in (_INPUTS_AT, _OUTPUTS_AT):
+        items = row[pos]
+        if type(items) is not list:
+            continue   # event_from_row names the field
+        for j, item in enumerate(items):
+            if type(item) is list and len(item) > 8 and item[8] == MARK:
+                p = from_row(item)   # ValueError naming what is wrong
+                if p[2] > DEFER_LIMIT:   # no writer defers more: a peer's memory bomb
+                    raise ValueError(f"a pending summary of {p[2]} elements "
+                                     f"({DEFER_LIMIT} at most)")
+                if len(bytes.fromhex(p[-1])) * 2 != len(p[-1]):   # no spaces: hex only
+                    raise ValueError("a pending summary whose bytes are not hex")
+                found.append((pos, j, p))
+                items[j] = item[:8] + ["", False]   # checked as a summary's fields
+    e = event_from_row(row)
+    if not found:
+        return e
+    fields = [list(e.inputs), list(e.outputs)]
+    for pos, j, p in found:
+        fields[pos - _INPUTS_AT][j] = p
+    return tuple.__new__(PendingOpEnd, (*e[:_INPUTS_AT - 1], tuple(fields[0]),
+                                        tuple(fields[1]), *e[_OUTPUTS_AT:]))
 
 
 def _index(i, n: int) -> int:

@@ -74,10 +74,13 @@ class Stream:
         self.queue = BoundedQueue()
         self.sink = RecordSink(self.queue)
         self.encoder = Encoder(self.sink)
+        self.deferred = False   # as ``subscribe``'s ``settles``: pending summaries queued
 
     def on_event(self, e) -> None:
         """The event bus's callback (executing threads): queued, or dropped when full."""
         self.sink.put_event(e)
+
+    op_write = on_event   # as a settling sink: a callback's events with no debugger
 
     def batch(self, n: int) -> tuple[bytes | None, bool]:
         """The next ``events`` message (up to ``n`` items; None when there is nothing to

@@ -117,6 +117,8 @@ class Server:
         capture = msg.get("capture", "none")
         if capture not in ("none", "summary"):
             return f"capture must be none or summary, not {str(capture)[:20]!r}"
+        if type(msg.get("pending", False)) is not bool:
+            return "pending must be true or false"
         return None
 
     def _admit(self, sock: socket.socket, msg: dict) -> None:
@@ -130,12 +132,13 @@ class Server:
             self.gate.refuse(sock, "another client is attached (one at a time)")
             return
         try:
-            threading.Thread(target=self._serve, args=(client, msg.get("capture", "none")),
+            threading.Thread(target=self._serve, args=(client, msg.get("capture", "none"),
+                                                       msg.get("pending", False)),
                              name="pfd-client", daemon=True).start()
         except RuntimeError:   # no thread to spare
             self._drop(client, "the target could not serve the client")
 
-    def _serve(self, client: _Client, capture: str) -> None:
+    def _serve(self, client: _Client, capture: str, pending: bool = False) -> None:
         ch = client.ch
         why = "the debugging client went away"
         try:
@@ -147,8 +150,11 @@ class Server:
                 if self._client is not client:
                     return   # closed meanwhile
                 self.stdin.connect()
+                # a client taking pending summaries: a callback's small arrays are copied,
+                # not summarised, on the program's threads (``trace.pending``)
                 self.link.start(client.stream.on_event, functools.partial(self._on_pause, client),
-                                capture=capture, records=client.stream.sink)
+                                capture=capture, records=client.stream.sink,
+                                settles=client.stream if pending else None)
             threading.Thread(target=self._send_events, args=(client,), name="pfd-send",
                              daemon=True).start()
             while True:
