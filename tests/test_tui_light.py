@@ -22,7 +22,6 @@ from pyfunc_debug.tui.widgets.status_bar import StatusBar
 from programs import step_chain
 
 pytest.importorskip("textual")
-from textual.coordinate import Coordinate  # noqa: E402
 from textual.widgets import Static  # noqa: E402
 
 SIZE = (120, 40)
@@ -189,7 +188,6 @@ async def test_a_running_ops_new_values_are_shown_without_laying_out_the_screen(
     are updated in place: a layout of the screen redraws every pane and, on a program
     bound by the interpreter lock, costs it 30-60 ms each time. The grid still shows
     every new value in full; a wider one rebuilds it, wide enough."""
-    from textual.coordinate import Coordinate
     from pyfunc_debug.tui.widgets.inspector import Values
 
     events = _recorded(1, 2)
@@ -216,14 +214,14 @@ async def test_a_running_ops_new_values_are_shown_without_laying_out_the_screen(
             if not layouts:
                 break
         assert not layouts, "the screen never settled after the first values"
-        shown = len(grid.ordered_columns) - 1   # the columns that fit whole (row labels first)
+        shown = len(grid.labels) - 1   # the columns that fit whole (row labels first)
         assert 2 <= shown <= 8
         for _ in range(3):
             new = rng.random((8, 8), dtype=np.float32)
             inspector.show(row, Values([new], [new + 1]))
             await pilot.pause()
-            assert [[grid.get_cell_at(Coordinate(r, c + 1)) for c in range(shown)]
-                    for r in range(8)] == [[f"{v:.6g}" for v in r[:shown]] for r in new + 1]
+            assert [row[1:shown + 1] for row in grid.rows] == \
+                [[f"{v:.6g}" for v in r[:shown]] for r in new + 1]
         await pilot.pause(0.1)   # what the updates left for the idle app, too
         assert layouts == []
 
@@ -231,8 +229,8 @@ async def test_a_running_ops_new_values_are_shown_without_laying_out_the_screen(
         wide[3, 1] = -1.2345678e-05     # wider than any cell so far: the grid is rebuilt
         inspector.show(row, Values([wide + 1], [wide]))
         await pilot.pause()
-        assert grid.get_cell_at(Coordinate(3, 2)) == "-1.23457e-05"
-        assert grid.ordered_columns[2].get_render_width(grid) >= len("-1.23457e-05")
+        assert grid.rows[3][2] == "-1.23457e-05"
+        assert grid.widths[2] >= len("-1.23457e-05")
         app.stop_ticking()
 
 
@@ -241,8 +239,8 @@ async def test_the_value_grid_holds_only_whole_columns_and_says_which():
     """A number cut at the inspector's edge reads as another number (``-0.686298`` as
     ``-0``): the grid holds the columns that fit whole, its caption names them, and a
     wider terminal shows more."""
-    from textual.widgets import DataTable
     from pyfunc_debug.tui.widgets.inspector import Values
+    from pyfunc_debug.tui.widgets.value_grid import ValueGrid
 
     events = _recorded(1, 2)
     app = PfdApp(None, break_on=(), suspend=contextlib.nullcontext, show_timings=False)
@@ -253,13 +251,13 @@ async def test_the_value_grid_holds_only_whole_columns_and_says_which():
         inspector = app.query_one(Inspector)
         inspector.show(app.model.rows["step0"], Values([value], [value]))
         await pilot.pause()
-        grid = app.query_one("#insp-grid", DataTable)
+        grid = app.query_one("#insp-grid", ValueGrid)
 
         def shown() -> int:
-            used = sum(c.get_render_width(grid) for c in grid.ordered_columns)
+            used = sum(map(grid.render_width, range(len(grid.labels))))
             assert used <= inspector.scrollable_content_region.width   # no cell cut
             assert used <= inspector.content_region.width - 2   # nor when it scrolls
-            return len(grid.ordered_columns) - 1
+            return len(grid.labels) - 1
 
         def caption() -> str:
             return str(app.query_one("#insp-caption", Static).render())
@@ -267,7 +265,7 @@ async def test_the_value_grid_holds_only_whole_columns_and_says_which():
         narrow = shown()
         assert 1 <= narrow < 8
         assert f"columns 0–{narrow - 1} fit here" in caption()
-        assert [grid.get_cell_at(Coordinate(0, c + 1)) for c in range(narrow)] == \
+        assert grid.rows[0][1:narrow + 1] == \
             [f"{v:.6g}" for v in value[0, :narrow]]
         await pilot.resize_terminal(220, 40)
         await pilot.pause()

@@ -14,7 +14,6 @@ import io
 import numpy as np
 import pytest
 from textual.command import DiscoveryHit
-from textual.widgets import DataTable
 from textual.widgets._footer import FooterKey
 
 import pyfunc_debug as pfd
@@ -23,6 +22,7 @@ from pyfunc_debug.tui.commands import DebugCommands
 from pyfunc_debug.tui.widgets.event_log import EventLog
 from pyfunc_debug.tui.widgets.inspector import Inspector
 from pyfunc_debug.tui.widgets.op_list import OpList, fit
+from pyfunc_debug.tui.widgets.value_grid import ValueGrid
 
 from test_tui_pilot import _app, _finished, _paused_at, _running, _text, _until
 
@@ -147,7 +147,7 @@ async def test_values_of_an_earlier_run_are_labelled_with_their_run():
         _select(app, "scale")                    # ran in run 2: its own values, no label
         await pilot.pause(0.1)
         assert "from run" not in _caption(app)
-        assert "100" in str(app.query_one("#insp-grid", DataTable).get_row_at(0))
+        assert "100" in app.query_one("#insp-grid", ValueGrid).rows[0]
         _select(app, "check")                    # failed in run 2: only run 1's values exist
         assert app.model.rows["check"].status == "error"
         await _until(pilot, lambda: "from run" in _caption(app),

@@ -68,7 +68,7 @@ class _InspectorApp(App):
 
 def _grid_first_column(app) -> list[str]:
     grid = app.query_one("#insp-grid")
-    return [str(grid.get_row_at(i)[1]) for i in range(grid.row_count)]
+    return [row[1] for row in grid.rows]
 
 
 # -- a framework's callback op: many calls in one run, as TF's Dataset.map makes -------------

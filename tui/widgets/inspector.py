@@ -15,8 +15,7 @@ from rich.text import Text
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import VerticalScroll
-from textual.coordinate import Coordinate
-from textual.widgets import DataTable, Sparkline, Static
+from textual.widgets import Sparkline, Static
 
 from pyfunc_debug.trace.summary import summarize
 
@@ -24,6 +23,7 @@ from ..failure_text import error_text, user_error
 from ..rows import OpRow, no_values_reason
 from ..timing import duration_text
 from .summary_table import SummaryTable
+from .value_grid import ValueGrid
 
 __all__ = ["Inspector", "Values", "grid_of"]
 
@@ -94,7 +94,6 @@ class Inspector(VerticalScroll, can_focus=True):
         self._reason = ""
         self._shown = None          # the op on show: another one starts at the top
         self._parts: dict = {}      # what each Static part shows now
-        self._grid = None           # (column labels, column widths) the value grid has
         self._widths = None         # (column labels, widths) of the value's whole grid
         self._empty = "Select an op."   # what it says with no op selected (``explain``)
 
@@ -106,7 +105,7 @@ class Inspector(VerticalScroll, can_focus=True):
         spark = Sparkline([], id="insp-spark")
         spark.display = False          # no values yet: no line that looks like some
         yield spark
-        yield DataTable(id="insp-grid", show_cursor=False, zebra_stripes=True)
+        yield ValueGrid(id="insp-grid")
 
     def show(self, row: OpRow | None, values: Values | None = None, pause=None,
              relative=lambda p: p, timings: bool = True, from_run: int | None = None,
@@ -168,8 +167,8 @@ class Inspector(VerticalScroll, can_focus=True):
         self._set("#insp-header", self._empty)
         for part in ("#insp-summaries", "#insp-error", "#insp-caption"):
             self._set(part, "")
-        self.query_one("#insp-grid", DataTable).clear(columns=True)
-        self._grid = self._widths = None
+        self.query_one("#insp-grid", ValueGrid).clear()
+        self._widths = None
         spark = self.query_one("#insp-spark", Sparkline)
         spark.data = []
         spark.display = False
@@ -235,11 +234,11 @@ class Inspector(VerticalScroll, can_focus=True):
                              for label, s in rows])
 
     def _show_value(self) -> None:
-        grid = self.query_one("#insp-grid", DataTable)
+        grid = self.query_one("#insp-grid", ValueGrid)
         spark = self.query_one("#insp-spark", Sparkline)
         if not self._values:
-            grid.clear(columns=True)
-            self._grid = self._widths = None
+            grid.clear()
+            self._widths = None
             self._set("#insp-caption", f"({self._reason})" if self._reason else "")
             spark.data = []
             spark.display = False
@@ -248,21 +247,18 @@ class Inspector(VerticalScroll, can_focus=True):
         cols, rows, cap = grid_of(value)
         room = self._room(grid, len(rows))
         whole = self._widths   # (labels, widths, room) of the whole grid, as last fitted
-        fit = len(self._grid[0]) if whole is not None and self._grid is not None \
-            and whole[0] == cols and whole[2] == room else 0
+        fit = len(grid.labels) if whole is not None and whole[0] == cols \
+            and whole[2] == room else 0
         # a running op's new values, once a second: into the cells as they are (no widths
-        # measured, no layout); else the widths (they only grow) and what fits
-        if not fit or not _refill(grid, self._grid, cols[:fit], [r[:fit] for r in rows]):
+        # measured, no layout; the columns are as wide as the widest cell so far, so the
+        # next values fit); else the widths (they only grow) and what fits
+        if not fit or not grid.refill(cols[:fit], [r[:fit] for r in rows]):
             widths = [max(map(cell_len, c)) for c in zip(cols, *rows)]
             if whole is not None and whole[0] == cols:
                 widths = list(map(max, widths, whole[1]))
             self._widths = (cols, widths, room)
             fit = _fitting(widths, room, grid.cell_padding)
-            grid.clear(columns=True)
-            for name, width in zip(cols[:fit], widths[:fit]):
-                grid.add_column(name, width=width)
-            grid.add_rows([r[:fit] for r in rows])
-            self._grid = (cols[:fit], widths[:fit])
+            grid.set(cols[:fit], widths[:fit], [r[:fit] for r in rows])
         if fit < len(cols):   # the grid's first column labels the rows
             cap += f" — columns 0–{fit - 2} fit here"
         more = f"   (v: next of {len(self._values)})" if len(self._values) > 1 else ""
@@ -273,7 +269,7 @@ class Inspector(VerticalScroll, can_focus=True):
         spark.data = _spark(value)
         spark.display = bool(spark.data)
 
-    def _room(self, grid: DataTable, rows: int) -> int:
+    def _room(self, grid: ValueGrid, rows: int) -> int:
         """The cells the grid's columns may take: as if the inspector's scrollbar were
         shown (it comes and goes with the content's height, and the columns must not
         depend on it), less the grid's own when it has more rows than it shows."""
@@ -406,22 +402,6 @@ def _fitting(widths: list, room: int, padding: int) -> int:
         if used > room:
             return max(n, min(2, len(widths)))
     return len(widths)
-
-
-def _refill(grid: DataTable, shown, cols: list, rows: list) -> bool:
-    """Put ``rows`` into the grid's cells where they are, when the grid has these columns
-    and as many rows, each cell no wider than its column: no new size, so no layout of
-    the screen (a running op's values change every second). False: build it anew (its
-    columns as wide as the widest cell so far: the next values fit)."""
-    if shown is None or shown[0] != cols or grid.row_count != len(rows):
-        return False
-    widths = shown[1]
-    if any(cell_len(c) > w for r in rows for c, w in zip(r, widths)):
-        return False
-    for y, r in enumerate(rows):
-        for x, c in enumerate(r):
-            grid.update_cell_at(Coordinate(y, x), c)
-    return True
 
 
 def _ended_call(row: OpRow, pause) -> bool:
