@@ -1,6 +1,7 @@
 """Attach: events/s streamed to an attached client, and the target's slowdown.
 
     python benchmarks/attach.py [--n 1000] [--runs 20] [--pairs 20] [--size 1] [--capture none|summary]
+    python benchmarks/attach.py --callbacks 20000 [--rounds 5]
 
 A ``--n``-op ``py_func`` chain (float32 values of ``--size`` elements) runs
 ``--runs`` times with nothing attached, then ``--runs`` times serving a
@@ -12,6 +13,13 @@ slowdown (the goal is <= 3x), and the events per second that reached the
 client (from the first attached run's start to the last event's arrival). The
 stream's cost per op is roughly constant, so the ratio depends on the work
 each op does: ``--size 1`` (almost none) is the worst case.
+
+``--callbacks CALLS``: a framework callback (``x + 1`` on an 8x8 float32 array, as
+the TensorFlow and JAX adapters call it) ``CALLS`` times, unserved and served to a
+client in another process in each way one attaches: ``--capture none``,
+``--capture summary`` from the console (summaries taken on the calling thread),
+and from the UI (its small arrays copied, summarised by the UI when shown). Prints
+the calling thread's CPU per call and the process's (the sender thread's too).
 """
 from __future__ import annotations
 
@@ -49,8 +57,72 @@ CLIENT = textwrap.dedent("""
 """)
 
 
+CALLBACK_CLIENT = textwrap.dedent("""
+    import sys
+    from pyfunc_debug.remote.client import RemoteLink
+    link = RemoteLink(sys.argv[1], sys.argv[2], capture=sys.argv[3], pending=sys.argv[4] == "1")
+    class Frontend:   # takes pending summaries (it reads none)
+        deferred = False
+    link.start(lambda e: None, lambda p: link.answer("continue"), settles=Frontend())
+    link.wait()
+""")
+
+
 def f(x):
     return x + 1
+
+
+def callbacks(calls: int, rounds: int) -> None:
+    """CPU per call of a framework callback (``x + 1`` on 8x8 float32, as the adapters
+    call it) served to a client in another process, per way of attaching, against the
+    same calls unserved: the calling thread's CPU, and the process's (its sender
+    thread too), medians of ``rounds`` rounds."""
+    from pyfunc_debug.debug.external import ExternalOp
+    from pyfunc_debug.external_calls import CallbackRun
+
+    run, op = CallbackRun("bench"), ExternalOp("augment", "EagerPyFunc")
+    x = np.random.default_rng(0).random((8, 8), dtype=np.float32)
+
+    def inc(a):
+        return a + np.float32(1)
+
+    def loop() -> tuple:
+        c0, p0 = time.thread_time(), time.process_time()
+        for _ in range(calls):
+            run.call(op, inc, (x,))
+        return (time.thread_time() - c0) / calls * 1e6, (time.process_time() - p0) / calls * 1e6
+
+    ways = {"unserved": None, "attached, --capture none": ("none", "0"),
+            "attached, --capture summary (console)": ("summary", "0"),
+            "attached, --capture summary (the UI: pending)": ("summary", "1")}
+    got = {w: [] for w in ways}
+    for _ in range(rounds):
+        for way, how in ways.items():
+            if how is None:
+                loop()
+                got[way].append(loop())
+                continue
+            server = Server("127.0.0.1", 0, "bench", LocalLink())
+            client = subprocess.Popen([sys.executable, "-c", CALLBACK_CLIENT,
+                                       f"127.0.0.1:{server.port}", "bench", *how])
+            try:
+                while server._client is None or not server.link._active:
+                    time.sleep(0.01)
+                loop()                      # warm: the first calls name the op
+                got[way].append(loop())
+                while server._client is not None and server._client.stream.queue:
+                    time.sleep(0.01)        # sent: the next way starts with nothing queued
+            finally:
+                server.close(0)
+                client.wait(60)
+    base = statistics.median(t[0] for t in got["unserved"])
+    print(f"a framework callback on float32[8,8], {calls:,} calls, {rounds} rounds (medians, "
+          f"µs of CPU a call)")
+    print(f"  {'':48} {'calling thread':>14} {'process':>8} {'over unserved':>14}")
+    for way, times in got.items():
+        caller = statistics.median(t[0] for t in times)
+        process = statistics.median(t[1] for t in times)
+        print(f"  {way:48} {caller:14.1f} {process:8.1f} {process - base:+14.1f}")
 
 
 def build_chain(n: int):
@@ -103,7 +175,13 @@ def main() -> None:
     ap.add_argument("--pairs", type=int, default=20, help="pairs of blocks of 10 runs")
     ap.add_argument("--size", type=int, default=1)
     ap.add_argument("--capture", choices=("none", "summary"), default="none")
+    ap.add_argument("--callbacks", type=int, metavar="CALLS",
+                    help="instead: a framework callback's CPU per call, served and not")
+    ap.add_argument("--rounds", type=int, default=5, help="with --callbacks")
     args = ap.parse_args()
+    if args.callbacks:
+        callbacks(args.callbacks, args.rounds)
+        return
     g, x, y = build_chain(args.n)
     feed = {x: np.ones(args.size, np.float32) if args.size > 1 else np.float32(1)}
     with pfd.Session(graph=g) as sess:

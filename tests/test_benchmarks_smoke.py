@@ -37,6 +37,12 @@ def test_the_attach_benchmark_runs_at_a_tiny_size():
     assert re.search(r"streamed to client +[\d,]+ events", out), out
 
 
+def test_the_attach_benchmarks_served_callbacks_run_at_a_tiny_size():
+    out = run_benchmark("attach.py", "--callbacks", "40", "--rounds", "1").stdout
+    for way in ("unserved", "attached, --capture none", "(console)", "(the UI: pending)"):
+        assert re.search(rf"{re.escape(way)} +[\d.]+ +[\d.]+ +[+-][\d.]+", out), out
+
+
 @pytest.mark.skipif(importlib.util.find_spec("distributed") is None,
                     reason="needs the distributed extra")
 def test_the_dask_benchmark_runs_at_a_tiny_size():
