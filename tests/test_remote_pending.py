@@ -74,6 +74,8 @@ def _hostile(mutate) -> dict:
     (lambda p: (p.__setitem__(0, [DEFER_LIMIT * 4]), p.__setitem__(2, DEFER_LIMIT * 4),
                 p.__setitem__(10, "00" * 16 * DEFER_LIMIT)), "at most"),
     (lambda p: p.__setitem__(10, None), "bytes"),
+    (lambda p: p.__setitem__(10, 7), "bytes"),
+    (lambda p: p.__setitem__(3, "low"), "min"),
 ])
 def test_a_malformed_pending_summary_ends_the_link_naming_the_field(mutate, says):
     with pytest.raises(WireError, match="field 'rows'") as info:

@@ -427,6 +427,26 @@ async def test_x_exports_the_trace(tmp_path, monkeypatch, name):
 
 
 @pytest.mark.asyncio
+async def test_a_failed_export_says_why_in_full(tmp_path, monkeypatch):
+    """The status line cuts a long message at the terminal's edge, where an OSError puts
+    the path: a notification holds the whole of it, and nothing is written."""
+    monkeypatch.chdir(tmp_path)
+    app, _ = _app(Target())
+    bad = str(tmp_path / "no-such-directory" / "deeper" / "t.jsonl")
+    said = []
+    monkeypatch.setattr(app, "notify", lambda message, **kw: said.append(message))
+    async with _running(app) as pilot:
+        await _finished(pilot)
+        await pilot.press("x")
+        await _until(pilot, lambda: isinstance(app.screen, ExportScreen), "the export screen")
+        app.screen.query_one("#export-path", Input).value = bad
+        await pilot.press("enter")
+        await _until(pilot, lambda: "export failed" in _status(app), "the failure")
+        assert any(bad in m and "No such file or directory" in m for m in said), said
+    assert list(tmp_path.iterdir()) == []
+
+
+@pytest.mark.asyncio
 async def test_x_rejects_other_suffixes_and_escape_cancels(tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
     target = Target()

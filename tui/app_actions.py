@@ -71,5 +71,8 @@ class BreakpointActions:
                 self.exported.append((path, len(tr.events)))
             except (OSError, ValueError) as e:
                 self.message = f"export failed: {e}"
+                # the status line cuts a long one (the path comes last): the whole text too
+                self.notify(f"export to {path} failed: {e}", title="export failed",
+                            severity="error", timeout=15)
             self._update_status()
         self.push_screen(ExportScreen(), write)

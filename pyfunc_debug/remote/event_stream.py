@@ -234,6 +234,8 @@ def _op_end(row):
         for j, item in enumerate(items):
             if type(item) is list and len(item) > 8 and item[8] == MARK:
                 p = from_row(item)   # ValueError naming what is wrong
+                if p is None:   # not laid out as one: read as the summary it says it is
+                    continue
                 if p[2] > DEFER_LIMIT:   # no writer defers more: a peer's memory bomb
                     raise ValueError(f"a pending summary of {p[2]} elements "
                                      f"({DEFER_LIMIT} at most)")
