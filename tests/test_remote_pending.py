@@ -21,15 +21,9 @@ from pyfunc_debug.remote.wire import WireError, parse_line
 from pyfunc_debug.trace.pending import DEFER_LIMIT, PendingOpEnd, pending, settled
 from pyfunc_debug.trace.summary import ValueSummary, summarize
 
+from test_remote import _until  # noqa: E402
+
 TOKEN = "t0k"
-
-
-def _until(cond, what, timeout=15.0):
-    deadline = time.monotonic() + timeout
-    while not cond():
-        if time.monotonic() > deadline:
-            raise AssertionError(f"timed out waiting for {what}")
-        time.sleep(0.01)
 
 
 def _end(ins, outs, seq=7, run_id=1) -> PendingOpEnd:

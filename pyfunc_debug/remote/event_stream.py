@@ -161,7 +161,8 @@ def _encodable(row) -> bool:
 
 class Decoder:
     """The client's side: one per connection. ``pending``: the client asked for pending
-    summaries (any other client gets none; one sent anyway is malformed)."""
+    summaries (a target sends none to any other; one sent anyway reads as a summary
+    without statistics, as its fields say)."""
 
     def __init__(self, pending: bool = False):
         self._named: dict = {}
