@@ -175,3 +175,59 @@ async def test_the_attached_ui_shows_a_served_callbacks_values_and_records_them_
     finally:
         link.stop()
         server.close()
+
+
+def test_attach_streams_values_and_diagnostics_unless_told_otherwise():
+    from pyfunc_debug.cli import build_parser
+    p = build_parser()
+    assert p.parse_args(["attach", "127.0.0.1:1"]).capture == "summary"
+    assert p.parse_args(["attach", "127.0.0.1:1", "--capture", "none"]).capture == "none"
+
+
+@pytest.mark.asyncio
+@pytest.mark.parametrize("capture", ["none", "summary"])
+async def test_an_attached_ui_says_why_it_shows_no_values(capture):
+    """With ``--capture none`` the events carry no summaries: the inspector must not say
+    the op has no inputs or outputs, and the title says what the stream leaves out. With
+    summaries, a graph op's values come only with a pause (not "too big to keep")."""
+    import contextlib
+
+    import pyfunc_debug as tf
+    from pyfunc_debug.tui.launch import attach_app
+    from pyfunc_debug.tui.rows import NOT_STREAMED
+    from pyfunc_debug.tui.widgets.inspector import Inspector
+    from pyfunc_debug.tui.widgets.op_list import OpList
+
+    server = Server("127.0.0.1", 0, TOKEN, LocalLink())
+    link = RemoteLink(f"127.0.0.1:{server.port}", TOKEN, capture=capture, pending=True)
+    app = attach_app(link, suspend=contextlib.nullcontext, show_timings=False)
+    g = tf.Graph()
+    with g.as_default():
+        x = tf.compat.v1.placeholder(tf.float32)
+        tf.numpy_function(lambda a: a * 2, [x], tf.float32, name="double")
+
+    def program():
+        server.wait_for_client(10)
+        with tf.compat.v1.Session(graph=g) as sess:
+            sess.run("double:0", {x: np.arange(3, dtype=np.float32)})
+
+    try:
+        async with app.run_test(size=(120, 40)) as pilot:
+            said = "--capture none: no values or diagnostics" in app.sub_title
+            assert said == (capture == "none")
+            threading.Thread(target=program, daemon=True).start()
+            deadline = time.monotonic() + 20
+            while app.model.ops_done < 1 and time.monotonic() < deadline:
+                await pilot.pause(0.05)
+            app.query_one(OpList).select("double")
+            app._show_selected("double")
+            await pilot.pause()
+            caption = str(app.query_one(Inspector).query_one("#insp-caption").render())
+            assert "no inputs or outputs" not in caption and "bigger" not in caption
+            assert (NOT_STREAMED in caption) == (capture == "none")
+            assert ("come with a pause" in caption) == (capture == "summary")
+            await pilot.press("q")
+            app.stop_ticking()
+    finally:
+        link.stop()
+        server.close()

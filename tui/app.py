@@ -311,7 +311,9 @@ class PfdApp(PauseActions, BreakpointActions, App):
         values, from_run = values_for(self.bridge, self.model, name, pause) if row else (None,
                                                                                           None)
         self.query_one(Inspector).show(row, values, pause, relative_source, self.show_timings,
-                                       from_run=from_run)
+                                       from_run=from_run,
+                                       streamed=self.bridge.link.streams_values,
+                                       remote=self.bridge.link.remote)
 
     def action_cycle_value(self) -> None:
         self.query_one(Inspector).action_cycle_value()

@@ -47,6 +47,8 @@ def attach_app(link, **kw) -> PfdApp:
     """The app live against another process (``link``: a ``remote.client.RemoteLink``):
     its worker waits for that process to end; q detaches."""
     title = f"attached to {link.address} — pid {link.pid}: {link.program or 'a Python process'}"
+    if not link.streams_values:   # said where it shows at once: no values is not a bug
+        title += " — --capture none: no values or diagnostics"
     return PfdApp(link.wait, title=title, breaks=(), break_on=(), link=link, **kw)
 
 

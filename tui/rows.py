@@ -116,8 +116,15 @@ def rank(kind: str) -> int:
 
 
 
-def no_values_reason(row: OpRow, live: bool = True) -> str:
-    """Why the inspector has no values to show for ``row`` (its latest call)."""
+NOT_STREAMED = ("no values: attached with --capture none, which streams no values or "
+                "diagnostics until a pause (attach --capture summary streams them)")
+
+
+def no_values_reason(row: OpRow, live: bool = True, streamed: bool = True,
+                     remote: bool = False) -> str:
+    """Why the inspector has no values to show for ``row`` (its latest call);
+    ``streamed``: False when attached with ``--capture none``; ``remote``: attached to
+    another process (its values come with a pause)."""
     if row.status in ("folded", "dedup"):
         return f"no values: it did not run in this run ({row.note or row.tag})"
     if row.status == "pending":
@@ -131,9 +138,12 @@ def no_values_reason(row: OpRow, live: bool = True) -> str:
         return (f"no values: this call {how}, and the inputs of a call that fails are kept "
                 "only when it pauses (e: break on errors)")
     if not row.inputs and not row.outputs:
-        return "no values: it has no inputs or outputs"
+        return "no values: it has no inputs or outputs" if streamed else NOT_STREAMED
     if not live:
         return ("no values in this trace: record it with --capture full (pfd.trace: "
                 "capture=\"full\") to keep them")
+    if remote:
+        return ("no values: attached to another process, an op's values come with a pause "
+                "(b: break on it); the summaries above are exact")
     return "no values: this op's values are bigger than the live UI keeps (64 KB); the " \
            "summaries above are exact"

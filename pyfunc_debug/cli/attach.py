@@ -38,6 +38,9 @@ def cmd_attach(args) -> int:
         return 1
     print(f"pyfunc-debug attach: attached to {args.address} (pid {link.pid}: "
           f"{link.program or 'a Python process'})", file=sys.stderr)
+    if not link.streams_values:
+        print("pyfunc-debug attach: --capture none: the events carry no values or "
+              "diagnostics until a pause", file=sys.stderr)
     if not console:
         ui = tui()
         return ui.run_app(ui.attach_app(link))

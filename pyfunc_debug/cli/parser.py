@@ -323,8 +323,9 @@ def _add_attach(sub) -> None:
     a.add_argument("address", metavar="HOST:PORT", help="where the process listens")
     a.add_argument("--token", help="the token the process printed (or PYFUNC_DEBUG_TOKEN)")
     a.add_argument("--console", action="store_true", help="a (pfd) prompt instead of the UI")
-    a.add_argument("--capture", choices=("none", "summary"), default="none",
-                   help="value summaries in every streamed event (slows the target; pauses "
-                   "always carry them): none (default) or summary")
+    a.add_argument("--capture", choices=("none", "summary"), default="summary",
+                   help="what streamed events carry: summary (default: value summaries and "
+                   "diagnostics, as locally) or none (the cheapest stream for the target: "
+                   "no values or diagnostics until a pause; pauses always carry them)")
     _breakpoint_options(a, "as for run")
     a.set_defaults(func=cmd_attach)

@@ -67,6 +67,12 @@ class Link:
         aborted; the frontend leaves as for its own ``q`` (one ``q`` quits, pdb included)."""
         return None
 
+    @property
+    def streams_values(self) -> bool:
+        """Whether events carry value summaries and diagnostics (not a remote link attached
+        with ``capture="none"``)."""
+        return True
+
     def start(self, on_event=None, on_pause=None, capture: str = "summary",
               capture_bytes: int = 0, settles=None) -> None:
         """Begin delivering; ``capture`` is the value detail events carry (local links);

@@ -72,6 +72,7 @@ class RemoteLink(Link):
     def __init__(self, address: str, token: str, timeout: float = 10.0,
                  capture: str = "none", pending: bool = False):
         self.address = address
+        self.capture = capture
         self.pending = bool(pending)
         host, port = parse_address(address)
         deadline = time.monotonic() + timeout
@@ -129,6 +130,10 @@ class RemoteLink(Link):
         self._breakpoints = breakpoints_from(msg.get("list", []))
 
     # -- the frontend protocol ---------------------------------------------------------------
+    @property
+    def streams_values(self) -> bool:
+        return self.capture != "none"
+
     def start(self, on_event=None, on_pause=None, capture: str = "summary",
               capture_bytes: int = 0, settles=None) -> None:
         """Deliver events and pauses from now on; releases a target waiting for a client.

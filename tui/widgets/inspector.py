@@ -109,9 +109,11 @@ class Inspector(VerticalScroll, can_focus=True):
 
     def show(self, row: OpRow | None, values: Values | None = None, pause=None,
              relative=lambda p: p, timings: bool = True, from_run: int | None = None,
-             live: bool = True, reason: str = "") -> None:
+             live: bool = True, reason: str = "", streamed: bool = True,
+             remote: bool = False) -> None:
         """Show ``row``; ``values`` when known; ``from_run``: they are an earlier run's
-        (``-1``: an earlier call of this run); ``live``: the running app (else ``view``)."""
+        (``-1``: an earlier call of this run); ``live``: the running app (else ``view``);
+        ``streamed``, ``remote``: see ``no_values_reason``."""
         if row is None:
             self._clear()
             return
@@ -122,7 +124,8 @@ class Inspector(VerticalScroll, can_focus=True):
         error = error_text(pause.error) if pause is not None and pause.error is not None \
             else row.error
         self._set("#insp-error", _error(error, row.children[-12:]), same_height=True)
-        labelled, reason = _labelled(values), reason or no_values_reason(row, live)
+        labelled, reason = _labelled(values), reason or no_values_reason(row, live, streamed,
+                                                                        remote)
         if self._shown != row.name or not _same_values(labelled, self._values) \
                 or (from_run, reason) != (self._from_run, self._reason):
             self._values, self._from_run, self._reason = labelled, from_run, reason
