@@ -231,6 +231,8 @@ async def test_a_running_ops_new_values_are_shown_without_laying_out_the_screen(
         await pilot.pause()
         assert grid.rows[3][2] == "-1.23457e-05"
         assert grid.widths[2] >= len("-1.23457e-05")
+        await pilot.pause(0.1)
+        assert layouts == [], "wider columns, as many rows: the screen was laid out again"
         app.stop_ticking()
 
 

@@ -52,8 +52,13 @@ class ValueGrid(ScrollView, can_focus=False):
         """Show these columns and rows (a cell wider than its column is cut)."""
         self.labels, self.widths, self.rows = list(labels), list(widths), [list(r) for r in rows]
         self._texts = [self._line(self.labels)] + [self._line(r) for r in self.rows]
-        self.virtual_size = Size(sum(map(self.render_width, range(len(widths)))),
-                                 len(self._texts) if self.labels else 0)
+        size = Size(sum(map(self.render_width, range(len(widths)))),
+                    len(self._texts) if self.labels else 0)
+        if size.height == self.virtual_size.height:   # as tall: no layout of the screen
+            self.set_reactive(ScrollView.virtual_size, size)   # (wider columns: 19 ms)
+            self._scroll_update(size)
+        else:   # its height follows its rows (height: auto)
+            self.virtual_size = size
         self.refresh()
 
     def clear(self) -> None:
