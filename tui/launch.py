@@ -46,9 +46,10 @@ def script_app(program, breaks=(), break_on=("error",), **kw) -> PfdApp:
 def attach_app(link, **kw) -> PfdApp:
     """The app live against another process (``link``: a ``remote.client.RemoteLink``):
     its worker waits for that process to end; q detaches."""
-    title = f"attached to {link.address} — pid {link.pid}: {link.program or 'a Python process'}"
-    if not link.streams_values:   # said where it shows at once: no values is not a bug
-        title += " — --capture none: no values or diagnostics"
+    # said first, where it shows at once: no values is not a bug (the inspector says more)
+    how = "" if link.streams_values else " with --capture none (no values)"
+    title = (f"attached{how} to {link.address} — pid {link.pid}: "
+             f"{link.program or 'a Python process'}")
     return PfdApp(link.wait, title=title, breaks=(), break_on=(), link=link, **kw)
 
 
