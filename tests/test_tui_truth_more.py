@@ -280,7 +280,7 @@ async def test_view_at_the_start_shows_nothing_of_an_op(tmp_path):
         await pilot.pause(0.05)
         assert _text(app, "#insp-header") == "Select an op."
         assert all(not line.strip() for line in _shown(app, "#insp-summaries"))
-        assert _text(app, "#insp-caption") == "" and app.query_one("#insp-grid").row_count == 0
+        assert _text(app, "#insp-caption") == "" and app.query_one("#insp-grid").rows == []
 
 
 # -- the columns that hold the answer ---------------------------------------------------------

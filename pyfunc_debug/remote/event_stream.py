@@ -36,7 +36,7 @@ from ..runtime.records import BOTH, END, START
 from ..trace.bulk import paused_gc
 from ..trace.codec import event_from_row, event_to_row, strict_row
 from ..trace.lines import CANNOT_ENCODE
-from ..trace.pending import DEFER_LIMIT, MARK, PendingOpEnd, from_row, settled
+from ..trace.pending import DEFER_LIMIT, PendingOpEnd, from_row, settled
 from .wire import WireError, decoding
 
 __all__ = ["Encoder", "Decoder", "MAX_RECORDS"]
@@ -233,17 +233,15 @@ def _op_end(row):
         if type(items) is not list:
             continue   # event_from_row names the field
         for j, item in enumerate(items):
-            if type(item) is list and len(item) > 8 and item[8] == MARK:
-                p = from_row(item)   # ValueError naming what is wrong
-                if p is None:   # not laid out as one: read as the summary it says it is
-                    continue
-                if p[2] > DEFER_LIMIT:   # no writer defers more: a peer's memory bomb
-                    raise ValueError(f"a pending summary of {p[2]} elements "
-                                     f"({DEFER_LIMIT} at most)")
-                if len(bytes.fromhex(p[-1])) * 2 != len(p[-1]):   # no spaces: hex only
-                    raise ValueError("a pending summary whose bytes are not hex")
-                found.append((pos, j, p))
-                items[j] = item[:8] + ["", False]   # checked as a summary's fields
+            p = from_row(item)   # None for a summary's row; ValueError naming what is wrong
+            if p is None:
+                continue
+            if p[2] > DEFER_LIMIT:   # no writer defers more: a peer's memory bomb
+                raise ValueError(f"a pending summary of {p[2]} elements ({DEFER_LIMIT} at most)")
+            if len(bytes.fromhex(p[-1])) * 2 != len(p[-1]):   # no spaces: hex only
+                raise ValueError("a pending summary whose bytes are not hex")
+            found.append((pos, j, p))
+            items[j] = item[:8] + ["", False]   # checked as a summary's fields
     e = event_from_row(row)
     if not found:
         return e

@@ -10,7 +10,7 @@ again. The header stays at the top while the rows scroll under it.
 """
 from __future__ import annotations
 
-from rich.cells import cell_len
+from rich.cells import cell_len, set_cell_size
 from rich.segment import Segment
 from textual.geometry import Size
 from textual.scroll_view import ScrollView
@@ -39,10 +39,6 @@ class ValueGrid(ScrollView, can_focus=False):
         self.widths: list[int] = []
         self.rows: list[list[str]] = []
         self._texts: list[str] = []   # each row's line (padded cells), header first
-
-    @property
-    def row_count(self) -> int:
-        return len(self.rows)
 
     def render_width(self, column: int) -> int:
         """Cells column ``column`` takes on screen, its padding included."""
@@ -82,35 +78,17 @@ class ValueGrid(ScrollView, can_focus=False):
 
     def _line(self, cells: list[str]) -> str:
         pad = " " * self.cell_padding
-        return "".join(pad + _fit(c, w) + pad for c, w in zip(cells, self.widths))
+        return "".join(pad + set_cell_size(c, w) + pad for c, w in zip(cells, self.widths))
 
     def render_line(self, y: int) -> Strip:
-        width = self.size.width
-        if not self._texts or y >= len(self._texts):
-            return Strip.blank(width, self.rich_style)
+        width, style = self.size.width, self.rich_style
         index = 0 if y == 0 else y + self.scroll_offset.y   # the header stays on top
         if index >= len(self._texts):
-            return Strip.blank(width, self.rich_style)
-        text = self._texts[index]
-        base = self.rich_style
+            return Strip.blank(width, style)
         if index == 0:
-            style = base + self.get_component_rich_style("valuegrid--header")
-            return Strip([Segment(text, style)]).extend_cell_length(width, style).crop(0, width)
-        if index % 2:   # rows 0, 2, 4, ... striped, as DataTable's zebra stripes
-            base = base + self.get_component_rich_style("valuegrid--even-row")
-        return Strip([Segment(text, base)]).extend_cell_length(width, base).crop(0, width)
+            style += self.get_component_rich_style("valuegrid--header")
+        elif index % 2:   # rows 0, 2, 4, ... striped, as DataTable's zebra stripes
+            style += self.get_component_rich_style("valuegrid--even-row")
+        text = set_cell_size(self._texts[index], width)
+        return Strip([Segment(text, style)], width)
 
-
-def _fit(text: str, width: int) -> str:
-    """``text`` in exactly ``width`` cells (left-aligned; cut if longer)."""
-    n = cell_len(text)
-    if n <= width:
-        return text + " " * (width - n)
-    out, used = [], 0
-    for ch in text:
-        w = cell_len(ch)
-        if used + w > width:
-            break
-        out.append(ch)
-        used += w
-    return "".join(out) + " " * (width - used)
