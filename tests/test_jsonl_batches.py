@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import gc
 import json
+import sys
 import threading
 import time
 import weakref
@@ -275,10 +276,10 @@ def test_jsonl_fast_rows_equal_the_generic_encoding(tmp_path):
 
 
 @pytest.mark.parametrize("event", [
-    ev.OpStart(2**64, 1, 10, 7, "big seq", "PyFunc"),           # beyond orjson's 64 bits
+    ev.OpStart(2**64, 1, 10, 7, "big seq", "PyFunc"),           # beyond 64 bits
     ev.OpStart(3, 1, 10, 7, "lone \udc80 surrogate", "PyFunc"),  # not valid UTF-8
 ])
-def test_a_batch_orjson_refuses_is_written_the_generic_way(tmp_path, event):
+def test_an_odd_event_round_trips_whichever_way_it_is_encoded(tmp_path, event):
     path = tmp_path / "t.jsonl"
     w = JsonlWriter(path, "summary")
     w.write(_start(1))
@@ -308,3 +309,35 @@ def test_a_finished_jsonl_trace_frees_its_events_without_the_collector(tmp_path)
     finally:
         if was_on:
             gc.enable()
+
+
+def test_encoding_a_batch_keeps_no_reference_to_it():
+    """msgspec 0.22's ``encode_lines`` keeps a reference to an iterator it is given: a
+    batch handed over as one would stay alive, with every event of it, for ever."""
+    from pyfunc_debug.trace.lines import encode_batch
+    batch = [_start(i + 1) for i in range(50)]
+    before = [sys.getrefcount(batch)] + [sys.getrefcount(e) for e in batch]
+    for _ in range(3):
+        encode_batch(batch)
+    assert [sys.getrefcount(batch)] + [sys.getrefcount(e) for e in batch] == before
+
+
+def test_types_the_fast_encoder_hands_back_are_written_as_json_has_them(tmp_path):
+    """A str subclass (numpy's str_) as text, a NaN summary's stats as strings, captured
+    values of any numpy type left out: the file reads back as the events."""
+    s64 = summarize(np.float64(2.5), 1 << 20)
+    s32 = summarize(np.float32(1.5), 1 << 20)
+    arr = summarize(np.arange(3.0), 1 << 20)
+    nan = summarize(np.array([np.nan, 1.0]))
+    assert isinstance(s64.value, np.float64) and s32.value is not None and arr.value is not None
+    events = [ev.OpStart(1, 1, 10, 7, np.str_("named by numpy"), "PyFunc"),
+              ev.OpEnd(2, 1, 11, 7, "op", "PyFunc", None, 1, (s64, s32), (arr, nan))]
+    path = tmp_path / "t.jsonl"
+    w = JsonlWriter(path, "summary")
+    for e in events:
+        w.write(e)
+    w.close()
+    start, end = tf.load_trace(path)
+    assert start.op == "named by numpy" and type(start.op) is str
+    assert end == ev.without_values(events[1])
+    assert end.outputs[1].nan == 1 and end.outputs[1].row[3:6] == nan.row[3:6]

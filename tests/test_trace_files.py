@@ -88,7 +88,7 @@ def test_jsonl_round_trip_with_full_values(tmp_path):
     with tf.trace(path, capture="full") as tr:
         _run_demo_like()
     loaded = tf.load_trace(path)
-    assert loaded.header["format"] == "pyfunc-debug-trace" and loaded.header["version"] == 2
+    assert loaded.header["format"] == "pyfunc-debug-trace" and loaded.header["version"] == 3
     assert len(loaded) == len(tr.events)
     for mine, theirs in zip(tr.events, loaded):
         assert type(mine) is type(theirs)

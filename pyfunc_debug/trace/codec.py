@@ -2,7 +2,8 @@
 
 A row is ``[type, field, field, ...]`` in the record's field order (the header
 of a trace lists the fields of each type); a ``ValueSummary`` is a row of its
-fields, plus a value key when a captured value is stored beside the trace.
+fields, plus a value key when a captured value is stored beside the trace (or
+``null``: none, as the JSONL writer's encoder writes every summary since version 3).
 Rows are what the fast C JSON encoder likes best. Decoding only builds the
 known event records from plain data: nothing in a file is executed.
 
@@ -17,7 +18,8 @@ from __future__ import annotations
 import math
 
 from ..events import EVENT_TYPES, OPTIONAL_TAIL, WORKER_EVENTS
-from .summary import ROW_FIELDS, ValueSummary, json_number, summary_class
+from .summary import (ROW_FIELDS, NonFinite, ValueSummary, json_number, non_finite_summary,
+                      summary_class)
 from .values import valid_key
 
 __all__ = ["event_to_row", "event_from_row", "schema", "schema_compatible", "strict_row",
@@ -39,10 +41,7 @@ def schema() -> dict:
 
 
 def _summary_row(s, key):
-    row = list(s[:_N_SUMMARY])
-    if key is not None:
-        row.append(key)
-    return row
+    return [*s[:_N_SUMMARY], key]   # key None: no captured value (null, as since version 3)
 
 
 def event_to_row(event, value_key=None) -> list:
@@ -52,7 +51,7 @@ def event_to_row(event, value_key=None) -> list:
     for pos in _SUMMARY_POS[name]:
         sums = row[pos]
         if value_key is None or all(s.value is None for s in sums):
-            row[pos] = [s[:_N_SUMMARY] for s in sums]  # tuples encode as JSON arrays
+            row[pos] = [s[:_N_SUMMARY] + (None,) for s in sums]  # tuples: JSON arrays
         else:
             field = event._fields[pos - 1]
             row[pos] = [_summary_row(s, value_key(event, field, i) if s.value is not None
@@ -90,7 +89,7 @@ _NONE = type(None)
 _SIMPLE = {"int": (int,), "int?": (int, _NONE), "str": (str,), "str?": (str, _NONE),
            "bool": (bool,)}
 _NUMBER = (int, float, _NONE)
-_NONFINITE = {"nan": math.nan, "inf": math.inf, "-inf": -math.inf}
+_NONFINITE = {"nan": NonFinite(math.nan), "inf": NonFinite(math.inf), "-inf": NonFinite(-math.inf)}
 # Rows may end before the optional worker/pid tail (a local event, an older trace):
 # per (event type, row length), (position, field, allowed types) of the simple fields
 # and (position, field, kind) of the rest
@@ -166,15 +165,17 @@ def _summary_from(row, values, field):
                          f"(dtype, size, nan, inf, preview, approx = {dtype!r}, {size!r}, "
                          f"{nan!r}, {inf!r}, {str(preview)[:20]!r}, {approx!r})")
     value = None
-    if len(row) > _N_SUMMARY:
+    if len(row) > _N_SUMMARY and row[_N_SUMMARY] is not None:   # null: no value (version 3)
         key = row[_N_SUMMARY]
         if not valid_key(key):
             raise ValueError(f"field {field!r}: bad value key {str(key)[:40]!r}")
         if values is not None:
             value = values.get(key)
     lo, hi, mean = _number(lo, "min"), _number(hi, "max"), _number(mean, "mean")
-    return _new(summary_class(lo, hi, mean),   # every field given: the plain tuple constructor
-                (tuple(shape), dtype, size, lo, hi, mean, nan, inf, preview, approx, value))
+    fields = (tuple(shape), dtype, size, lo, hi, mean, nan, inf, preview, approx, value)
+    if summary_class(lo, hi, mean) is ValueSummary:
+        return _new(ValueSummary, fields)   # every field given: the plain tuple constructor
+    return non_finite_summary(fields)
 
 
 def summary_to_row(s) -> list:

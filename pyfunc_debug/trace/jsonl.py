@@ -54,7 +54,7 @@ class JsonlWriter:
     encoded and written in batches — at every ``RunEnd``, by a helper thread
     at least every ``FLUSH_NS``, once ``BATCH_EVENTS`` events wait when
     ``write`` queues one, and on ``flush``/``close``. A batch is one
-    call of orjson's compiled encoder (see ``_encode``), with no Python code
+    call of msgspec's compiled encoder (see ``_encode``), with no Python code
     run per event. With capture="full" every event is written at once (its
     value files before its line; no queue of captured arrays), encoded by
     ``json``.
@@ -90,7 +90,7 @@ class JsonlWriter:
             os.unlink(tmp)
             raise
         self._values_dir = None
-        self._fast = capture != "full"   # batches encoded by orjson (see _encode)
+        self._fast = capture != "full"   # batches encoded by msgspec (see _encode)
         self.window = window
         self._lines = collections.deque()   # (lines, count) of batches the window is owed
         self._lines_n = 0
@@ -215,9 +215,9 @@ class JsonlWriter:
     def _encode(self, batch):
         """The JSON lines of ``batch`` (bytes-like): each the row ``event_to_row`` gives,
         as strict JSON (a pending summary, a plain tuple, as it is: see ``pending``),
-        in one compiled call (``lines.encode_batch``). A batch orjson refuses (say an
-        int beyond 64 bits) is encoded the generic way, row by row; so is every batch
-        with capture="full".
+        in one compiled call (``lines.encode_batch``). A batch it refuses (say an
+        object of a type no JSON holds) is encoded the generic way, row by row; so is
+        every batch with capture="full".
         """
         if self._fast:
             try:

@@ -28,7 +28,8 @@ __all__ = ["load_trace", "TraceFormatError", "LoadedTrace", "FORMAT", "VERSION",
            "origins_path"]
 
 FORMAT = "pyfunc-debug-trace"
-VERSION = 2   # 2: an OpEnd's summaries may be pending (see above)
+VERSION = 3   # 2: an OpEnd's summaries may be pending (see above); 3: a summary's
+#   eleventh field may be null (no captured value), as msgspec writes every summary
 BATCH = 2048  # lines parsed per json.loads call when loading
 
 

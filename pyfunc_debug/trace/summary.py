@@ -27,8 +27,9 @@ element counts as NaN when either part is NaN, else as Inf when either part is
 
 A summary's ``row`` is its fields as a trace row (strict JSON: a NaN or Inf
 min/max/mean spelled as a string). Summaries holding such a float are made as
-``NonFiniteSummary``, so the row of every other summary is a plain slice taken
-in C: a JSONL trace encodes thousands of them per batch.
+``NonFiniteSummary``, and the float itself as ``NonFinite`` (a float subclass),
+so every other summary is encoded as it is, in C: a JSONL trace encodes
+thousands of them per batch, and hands only a ``NonFinite`` back to Python.
 """
 from __future__ import annotations
 
@@ -38,7 +39,8 @@ from typing import NamedTuple
 
 import numpy as np
 
-__all__ = ["ValueSummary", "NonFiniteSummary", "summarize", "summary_class", "json_number",
+__all__ = ["ValueSummary", "NonFiniteSummary", "NonFinite", "non_finite_summary", "summarize",
+           "summary_class", "json_number",
            "sample_bytes", "EXACT_LIMIT", "ROW_FIELDS"]
 
 EXACT_LIMIT = 1 << 16
@@ -80,16 +82,28 @@ ValueSummary.row = property(operator.itemgetter(slice(0, ROW_FIELDS)),
                             doc="The fields as a strict-JSON trace row (``value`` left out).")
 
 
+class NonFinite(float):
+    """A summary's NaN or ±Inf min, max or mean: a float in every way but its type, which
+    tells an encoder of whole batches (``lines.encode_batch``: msgspec hands it back to
+    us, as any type it does not know exactly) to spell it as a string (``json_number``)."""
+
+    __slots__ = ()
+
+
+_FLOATS = (float, NonFinite)
+
+
 def json_number(v):
     """A float JSON cannot hold (NaN, ±Inf), as its string; other values unchanged."""
-    if type(v) is float and not math.isfinite(v):
+    if v.__class__ in _FLOATS and not math.isfinite(v):
         return "nan" if v != v else ("inf" if v > 0 else "-inf")
     return v
 
 
 class NonFiniteSummary(ValueSummary):
     """A summary whose min, max or mean is NaN or ±Inf (an all-NaN array, a mean that
-    overflowed); its ``row`` spells them as strings."""
+    overflowed), held as ``NonFinite``; its ``row`` spells them as strings. Make one with
+    ``non_finite_summary`` (or ``ValueSummary(...)``, which picks the class)."""
 
     __slots__ = ()
 
@@ -101,9 +115,17 @@ class NonFiniteSummary(ValueSummary):
 def summary_class(lo, hi, mean):
     """``ValueSummary``, or ``NonFiniteSummary`` when a float among these is not finite."""
     for v in (lo, hi, mean):
-        if type(v) is float and v - v != 0.0:
+        if v.__class__ in _FLOATS and v - v != 0.0:
             return NonFiniteSummary
     return ValueSummary
+
+
+def non_finite_summary(fields) -> NonFiniteSummary:
+    """The ``NonFiniteSummary`` of ``fields`` (a summary's 11), its NaN and ±Inf among min,
+    max and mean made ``NonFinite``."""
+    marked = [NonFinite(v) if v.__class__ is float and v - v != 0.0 else v
+              for v in fields[3:6]]
+    return tuple.__new__(NonFiniteSummary, (*fields[:3], *marked, *fields[6:]))
 
 
 def _classified(make):
@@ -113,7 +135,7 @@ def _classified(make):
     def checked(cls, *args, **kwargs):
         s = make(cls, *args, **kwargs)
         if cls is ValueSummary and summary_class(s[3], s[4], s[5]) is not ValueSummary:
-            return tuple.__new__(NonFiniteSummary, s)
+            return non_finite_summary(s)
         return s
     return checked
 
@@ -292,11 +314,12 @@ def summarize(value, capture_bytes: int = 0, sample_out: list | None = None) -> 
             if size > EXACT_LIMIT:   # the mean of the strided sample, gathered in cache
                 sample = flat[::size // SAMPLE].copy()
                 mean = _sum(sample, lo, hi) / sample.size
-                return _new(ValueSummary if mean - mean == 0.0 else NonFiniteSummary,
-                            (arr.shape, name, size, lo, hi, mean, 0, 0, preview, True, kept))
-            mean = _sum(flat, lo, hi) / size
-            return _new(ValueSummary if mean - mean == 0.0 else NonFiniteSummary,
-                        (arr.shape, name, size, lo, hi, mean, 0, 0, preview, False, kept))
+                fields = (arr.shape, name, size, lo, hi, mean, 0, 0, preview, True, kept)
+            else:
+                mean = _sum(flat, lo, hi) / size
+                fields = (arr.shape, name, size, lo, hi, mean, 0, 0, preview, False, kept)
+            return (_new(ValueSummary, fields) if mean - mean == 0.0 else
+                    non_finite_summary(fields))   # a mean that overflowed
         return _non_finite(arr, flat, kept)
     if size == 0:
         return ValueSummary(arr.shape, _dtype_name(arr), 0, preview="[]", value=kept)
