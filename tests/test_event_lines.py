@@ -100,3 +100,12 @@ def test_lines_take_a_third_of_the_memory_and_nothing_the_collector_walks():
         tracemalloc.stop()
     assert len(gc.get_objects()) - tracked < 10
     assert size < 400 * len(events)      # the events themselves: 700 bytes and more each
+
+
+def test_an_event_of_a_type_no_row_is_named_for_is_kept_as_it_is():
+    class Custom(ev.OpStart):
+        __slots__ = ()
+    odd = tuple.__new__(Custom, tuple(ev.OpStart(1, 1, 2, 3, "op", "PyFunc")))
+    kept = EventLines()
+    kept.extend([odd])
+    assert list(kept)[0] is odd

@@ -54,8 +54,9 @@ def _unusual(o):
 # Measured against orjson's one call and the removal of its commas between rows: 355
 # against 590 ns an event (benchmarks/hotpaths.py --only tracing: JSONL 13x against 15x).
 _ENCODE_LINES = msgspec.json.Encoder(enc_hook=_unusual).encode_lines
-# what ``encode_batch`` raises for a batch it cannot encode
-CANNOT_ENCODE = (TypeError, ValueError, msgspec.EncodeError)
+# what ``encode_batch`` raises for a batch it cannot encode (KeyError: an event of a type
+# no row is named for)
+CANNOT_ENCODE = (KeyError, TypeError, ValueError, msgspec.EncodeError)
 
 
 def encode_batch(batch) -> bytes:
@@ -138,7 +139,7 @@ class EventLines:
         except CANNOT_ENCODE:
             try:
                 data = generic_lines(batch)
-            except (TypeError, ValueError):   # not JSON at all: kept as they are
+            except (KeyError, TypeError, ValueError):   # not JSON at all: kept as they are
                 data = batch
         self._chunks.append(data)
         self._n += len(batch)
