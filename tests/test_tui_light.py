@@ -220,8 +220,11 @@ async def test_a_running_ops_new_values_are_shown_without_laying_out_the_screen(
             new = rng.random((8, 8), dtype=np.float32)
             inspector.show(row, Values([new], [new + 1]))
             await pilot.pause()
-            assert [row[1:shown + 1] for row in grid.rows] == \
-                [[f"{v:.6g}" for v in r[:shown]] for r in new + 1]
+            want = [[f"{v:.6g}" for v in r[:shown]] for r in new + 1]
+            assert [row[1:shown + 1] for row in grid.rows] == want
+            # and on screen: each row's line, below the header, as drawn now
+            assert [grid.render_line(r + 1).text.split()[1:shown + 1]
+                    for r in range(8)] == want
         await pilot.pause(0.1)   # what the updates left for the idle app, too
         assert layouts == []
 

@@ -35,8 +35,9 @@ from .. import events as ev
 from ..runtime.records import BOTH, END, START
 from ..trace.bulk import paused_gc
 from ..trace.codec import event_from_row, event_to_row, strict_row
-from ..trace.lines import CANNOT_ENCODE
-from ..trace.pending import DEFER_LIMIT, PendingOpEnd, from_row, settled
+from ..trace.lines import CANNOT_ENCODE, ROW_NAMES
+from ..trace.pending import (DEFER_LIMIT, INPUTS_AT, OUTPUTS_AT, PREVIEW_AT, PendingOpEnd,
+                             from_row, settled)
 from .wire import WireError, decoding
 
 __all__ = ["Encoder", "Decoder", "MAX_RECORDS"]
@@ -94,7 +95,7 @@ class Encoder:
         one row at a time for a batch it cannot encode (pending summaries taken then)."""
         with paused_gc():   # thousands of new tuples in no cycle: nothing to walk
             rows = [self._run_row(e, lists) if e.__class__ is ev.RunStart else
-                    _ROW_NAMES[e.__class__] + e for e in events]
+                    ROW_NAMES[e.__class__] + e for e in events]
             rows += extra_rows
             try:
                 return orjson.dumps(rows, default=_SUMMARY_ROW)
@@ -132,8 +133,6 @@ class Encoder:
                     recs.append(record)
 
 
-_ROW_NAMES = {cls: (name,) for name, cls in ev.EVENT_TYPES.items()}
-_ROW_NAMES[PendingOpEnd] = ("OpEnd",)
 _SUMMARY_ROW = operator.attrgetter("row")   # orjson's ``default``: a summary's row
 
 
@@ -186,7 +185,7 @@ class Decoder:
                     for pos in _RUN_LISTS:
                         if type(row[pos]) is int:
                             row[pos] = named[row[pos]]
-                if self._pending and row[0] == "OpEnd" and len(row) > _OUTPUTS_AT:
+                if self._pending and row[0] == "OpEnd" and len(row) > OUTPUTS_AT:
                     out.append(_op_end(row))
                 else:
                     out.append(event_from_row(row))
@@ -221,14 +220,11 @@ class Decoder:
         return out
 
 
-_INPUTS_AT, _OUTPUTS_AT = 9, 10   # an OpEnd row's inputs and outputs (its type name first)
-
-
 def _op_end(row):
     """The event of an ``OpEnd`` row: a ``PendingOpEnd`` when it holds pending summaries,
     each checked (``from_row``; its hex read once, so that no reader meets bad bytes)."""
     found = []
-    for pos in (_INPUTS_AT, _OUTPUTS_AT):
+    for pos in (INPUTS_AT, OUTPUTS_AT):
         items = row[pos]
         if type(items) is not list:
             continue   # event_from_row names the field
@@ -241,15 +237,15 @@ def _op_end(row):
             if len(bytes.fromhex(p[-1])) * 2 != len(p[-1]):   # no spaces: hex only
                 raise ValueError("a pending summary whose bytes are not hex")
             found.append((pos, j, p))
-            items[j] = item[:8] + ["", False]   # checked as a summary's fields
+            items[j] = item[:PREVIEW_AT] + ["", False]   # checked as a summary's fields
     e = event_from_row(row)
     if not found:
         return e
     fields = [list(e.inputs), list(e.outputs)]
     for pos, j, p in found:
-        fields[pos - _INPUTS_AT][j] = p
-    return tuple.__new__(PendingOpEnd, (*e[:_INPUTS_AT - 1], tuple(fields[0]),
-                                        tuple(fields[1]), *e[_OUTPUTS_AT:]))
+        fields[pos - INPUTS_AT][j] = p
+    return tuple.__new__(PendingOpEnd, (*e[:INPUTS_AT - 1], tuple(fields[0]),
+                                        tuple(fields[1]), *e[OUTPUTS_AT:]))
 
 
 def _index(i, n: int) -> int:

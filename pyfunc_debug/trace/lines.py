@@ -22,22 +22,23 @@ from .bulk import paused_gc
 from .codec import event_to_row, strict_row
 from .jsonl_load import decode_batch
 from .pending import PendingOpEnd
-from .summary import NonFinite, json_number
+from .summary import json_number
 
-__all__ = ["encode_batch", "generic_lines", "decode_lines", "EventLines", "CANNOT_ENCODE"]
+__all__ = ["encode_batch", "generic_lines", "decode_lines", "EventLines", "CANNOT_ENCODE",
+           "ROW_NAMES"]
 
-_ROW_NAMES = {cls: (name,) for name, cls in ev.EVENT_TYPES.items()}
-_ROW_NAMES[PendingOpEnd] = ("OpEnd",)
-_TYPE_NAME = _ROW_NAMES.__getitem__
+# event type -> the head of its row, ``(name,)``: a row is ``ROW_NAMES[type(e)] + e``
+ROW_NAMES = {cls: (name,) for name, cls in ev.EVENT_TYPES.items()}
+ROW_NAMES[PendingOpEnd] = ("OpEnd",)
+_TYPE_NAME = ROW_NAMES.__getitem__
 
 
 def _unusual(o):
-    """msgspec's ``enc_hook``: what it does not encode as it is. A summary's NaN or ±Inf
-    (``NonFinite``) as its string; a summary's captured value (an array or numpy scalar:
-    stored apart from the event, see ``jsonl``) as null; a subclass of str, int or float
-    as that type. Anything else cannot be encoded here (the generic way tries)."""
-    if o.__class__ is NonFinite:
-        return json_number(o)
+    """msgspec's ``enc_hook``: what it does not encode as it is (it takes exact types
+    only). A summary's captured value (an array or numpy scalar: stored apart from the
+    event, see ``jsonl``) as null; a subclass of str, int or float as that type, a NaN or
+    ±Inf as its string (a summary holds them as ``summary.NonFinite``, a float subclass,
+    so that they come here). Anything else cannot be encoded here (the generic way tries)."""
     if isinstance(o, str):
         return str(o)
     if isinstance(o, (np.ndarray, np.generic)):

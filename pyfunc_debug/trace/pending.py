@@ -36,18 +36,18 @@ from .settle_group import GROUP, settle_group
 from .summary import ROW_FIELDS, summarize
 
 __all__ = ["PendingOpEnd", "pending", "settle", "held_array", "settled", "settle_all", "held_bytes", "from_row", "settle_rows", "settle_lines", "BadPending", "MARK", "MARKED",
-           "DEFER_LIMIT"]
+           "DEFER_LIMIT", "PREVIEW_AT", "INPUTS_AT", "OUTPUTS_AT"]
 
 DEFER_LIMIT = 1024      # elements: bigger arrays pay passes, not fixed costs; summarised now
 MARK = "\x00"           # a pending summary's preview (JSON "\u0000": no summary's preview)
 MARKED = b'"\\u0000"'    # how JSON (orjson, json) writes MARK: a line holding none has none
-_PREVIEW, _KEPT = 8, ROW_FIELDS   # where a pending summary holds MARK and its bytes as hex
+PREVIEW_AT, _KEPT = 8, ROW_FIELDS   # where a pending summary holds MARK and its bytes as hex
 # dtype -> (its name, whether it is a float): the dtypes deferred
 _KINDS = {np.dtype(t): (np.dtype(t).name, np.dtype(t).kind == "f")
           for t in (np.float16, np.float32, np.float64, np.int8, np.int16, np.int32,
                     np.int64, np.uint8, np.uint16, np.uint32, np.uint64)}
 _NAMED = {name: dt for dt, (name, _) in _KINDS.items()}   # what a file may name
-_INPUTS_AT, _OUTPUTS_AT = 9, 10   # an OpEnd row's inputs and outputs (its type name first)
+INPUTS_AT, OUTPUTS_AT = 9, 10   # an OpEnd row's inputs and outputs (its type name first)
 
 
 class PendingOpEnd(ev.OpEnd):
@@ -152,7 +152,7 @@ def from_row(row) -> tuple | None:
     """The pending summary a row read back from JSON stands for, or None for a summary's
     row (found by its ``MARK``). Raises ``ValueError`` for one no writer makes (bytes
     that are not hex are found when settled, ``settle_all``)."""
-    if type(row) is not list or len(row) != _KEPT + 1 or row[_PREVIEW] != MARK:
+    if type(row) is not list or len(row) != _KEPT + 1 or row[PREVIEW_AT] != MARK:
         return None
     shape, name, size, hexed = row[0], row[1], row[2], row[_KEPT]
     dt = _NAMED.get(name) if type(name) is str else None
@@ -185,17 +185,17 @@ def settle_rows(lines: list, first: int = 0) -> None:
             row = orjson.loads(line)
         except orjson.JSONDecodeError:
             continue
-        if type(row) is not list or len(row) <= _OUTPUTS_AT or row[0] != "OpEnd":
+        if type(row) is not list or len(row) <= OUTPUTS_AT or row[0] != "OpEnd":
             continue   # only an OpEnd's inputs and outputs are ever left pending
         parsed[i] = row
-        for field in (row[_INPUTS_AT], row[_OUTPUTS_AT]):
+        for field in (row[INPUTS_AT], row[OUTPUTS_AT]):
             if type(field) is not list:
                 continue
             for j, item in enumerate(field):
                 try:
                     p = from_row(item)
                 except ValueError as e:
-                    where = "inputs" if field is row[_INPUTS_AT] else "outputs"
+                    where = "inputs" if field is row[INPUTS_AT] else "outputs"
                     raise BadPending(i, f"{e} (in {where} {j})") from None
                 if p is not None:
                     spots.append((field, j, i))
@@ -207,7 +207,7 @@ def settle_rows(lines: list, first: int = 0) -> None:
             try:
                 bytes.fromhex(p[_KEPT])
             except ValueError:
-                where = "inputs" if field is parsed[i][_INPUTS_AT] else "outputs"
+                where = "inputs" if field is parsed[i][INPUTS_AT] else "outputs"
                 raise BadPending(i, "a pending summary whose bytes are not hex "
                                     f"(in {where} {j})") from None
         raise
