@@ -54,7 +54,7 @@ BIG = (1000, 1000)
 ARRAY_CHAIN = 50          # ops of the chains on BIG arrays
 WIDE = ((8, 2_000_000), (1000, 1000))   # (branches, float64 elements) of the threads case
 SCALE_SIZES = (1000, 10_000, 100_000, 1_000_000)
-SCALE_REPS = 3            # fresh processes per size (1 at 1M ops)
+SCALE_REPS = 5            # fresh processes per size (3 at 1M ops): one compile's time is noisy
 
 
 def add_one(x):

@@ -77,14 +77,14 @@ def _rss() -> int:
 
 
 def case_scale(sizes: list, processes: int) -> None:
-    """Each size in ``processes`` fresh processes (one at 1M ops); the medians, as ratios to the
+    """Each size in ``processes`` fresh processes (three at 1M ops); the medians, as ratios to the
     first size."""
     rows = {}
     for n in sizes:
         reps = [json.loads(subprocess.run(
             [sys.executable, __file__, str(n)], check=True,
             capture_output=True, text=True).stdout)
-            for _ in range(processes if n < 1_000_000 else 1)]
+            for _ in range(processes if n < 1_000_000 else 3)]
         rows[n] = {k: statistics.median(r[k] for r in reps) for k in reps[0]}
         rows[n]["spread_build"] = (min(r["build"] for r in reps), max(r["build"] for r in reps))
         rows[n]["reps"] = len(reps)

@@ -19,16 +19,7 @@ from __future__ import annotations
 import queue
 from collections import deque
 
-__all__ = ["run_parallel", "is_chain"]
-
-
-def is_chain(steps) -> bool:
-    """Whether every step depends on the one before (no two steps could overlap).
-
-    In topological order, step i depends on step i-1 at all only directly:
-    nothing lies between them.
-    """
-    return all(i - 1 in s.deps for i, s in enumerate(steps) if i)
+__all__ = ["run_parallel"]
 
 
 def run_parallel(plan, vals, ctx, pool, run_one) -> None:

@@ -10,6 +10,7 @@ from __future__ import annotations
 import functools
 import gc
 import threading
+from bisect import bisect_left
 
 import numpy as np
 from dataclasses import dataclass, field
@@ -18,7 +19,6 @@ from ..errors import InvalidArgumentError, op_context
 from ..graph.big_build import restore_full_collections
 from ..graph.operation import Operation
 from ..graph.tensor import SymbolicTensor
-from .parallel import is_chain
 
 __all__ = ["Plan", "Step", "compile_plan"]
 
@@ -86,18 +86,29 @@ class Plan:
         return tuple(f if not f[6] else s.as_tuple() for s, f in zip(self.steps, self.fast_steps))
 
 
-def _needed_ops(fetch_ops, fed: set) -> list:
-    seen, stack = {}, list(fetch_ops)
+def _needed_ops(graph, fetch_ops, fed: set) -> list:
+    """The ops the fetches need, in creation order.
+
+    Marks by ``op._id`` (an op's index in its graph) in a bytearray, and sorts those
+    ints: at a million ops, a dict of seen ops and a sort keyed on them miss the caches.
+    """
+    every = graph._ops
+    seen, ids, stack = bytearray(len(every)), [], list(fetch_ops)
     while stack:
         op = stack.pop()
-        if id(op) in seen:
+        i = op._id
+        if seen[i]:
             continue
-        seen[id(op)] = op
+        if every[i] is not op:
+            raise ValueError(f"Operation '{op.name}' is not an element of this graph.")
+        seen[i] = 1
+        ids.append(i)
         for t in op.inputs:
-            if id(t) not in fed:
+            if t not in fed:
                 stack.append(t.op)
         stack.extend(op.control_inputs)
-    return sorted(seen.values(), key=lambda op: op._id)
+    ids.sort()
+    return [every[i] for i in ids]
 
 
 def _missing_feed(op) -> InvalidArgumentError:
@@ -127,41 +138,52 @@ def compile_plan(graph, fetches: list, feeds: list, fold_cache: dict) -> Plan:
 
 
 def _compile(graph, fetches: list, feeds: list, fold_cache: dict) -> Plan:
-    fed = {id(t) for t in feeds}
+    # Keyed by tensor and op objects (identity hashes), and by position in lists where
+    # the keys are dense ints: at a million ops, dicts of id() ints miss the caches on
+    # every probe (compile per op was 1.8x its 1k value, issue 28).
+    fed = set(feeds)
     fetch_ops = [f.op if isinstance(f, SymbolicTensor) else f for f in fetches
-                 if not (isinstance(f, SymbolicTensor) and id(f) in fed)]
-    ops = _needed_ops(fetch_ops, fed)
-    slot_of: dict[int, int] = {}
+                 if not (isinstance(f, SymbolicTensor) and f in fed)]
+    ops = _needed_ops(graph, fetch_ops, fed)
+    slot_of: dict = {}   # tensor -> slot
     template: list = []
-    # slot -> index of the step writing it, or None: a list beside ``template``, not a
-    # dict (at a million ops a dict's probes miss the caches: compile per op 1.8x its 1k)
-    producer: list = []
+    producer: list = []  # slot -> index of the step writing it, or None
+    last: list = []      # slot -> index of the last step reading it, or -1
+    # equal tuples of slots and step indices are one object: a chain's step reads the
+    # (slot,) the step before it writes and frees (plan memory per op, issue 28).
+    # 1-tuples by position, the rest by value.
+    ones: list = []
+    shared: dict = {}
+
+    def one(k: int) -> tuple:
+        while len(ones) <= k:
+            ones.append((len(ones),))
+        return ones[k]
+
+    def intern(t: tuple) -> tuple:
+        return t if not t else one(t[0]) if len(t) == 1 else shared.setdefault(t, t)
 
     def new_slot(tensor, value=None):
-        slot_of[id(tensor)] = len(template)
+        slot_of[tensor] = len(template)
         template.append(value)
         producer.append(None)
+        last.append(-1)
 
     feed_slots = []
     for t in feeds:
-        if id(t) not in slot_of:
+        if t not in slot_of:
             new_slot(t)
-        feed_slots.append((slot_of[id(t)], t))
+        feed_slots.append((slot_of[t], t))
 
     canonical: dict = {}
-    # equal tuples of slots and step indices are one object: a chain's step reads the
-    # (slot,) the step before it writes and frees (plan memory per op, issue 28)
-    shared: dict = {}
-
-    def intern(t: tuple) -> tuple:
-        return shared.setdefault(t, t)
     aliases, folded, constant_ops = {}, set(), set()
-    steps, fold_steps = [], []
-    step_of_op: dict[int, int] = {}
+    steps, fold_steps, blocking = [], [], []
+    step_ids: list = []   # op._id per step, ascending: control inputs are found by bisection
+    chain, concurrent, last_blocker = True, False, None
     for op in ops:
-        if op.type == "Placeholder" and any(id(o) not in fed for o in op.outputs):
+        if op.type == "Placeholder" and any(o not in fed for o in op.outputs):
             raise _missing_feed(op)
-        in_slots = intern(tuple(slot_of[id(t)] for t in op.inputs))
+        in_slots = intern(tuple([slot_of[t] for t in op.inputs]))
         op_def = op.op_def
         key = None
         if op_def.cse_key is not None and not op_def.stateful:
@@ -173,7 +195,7 @@ def _compile(graph, fetches: list, feeds: list, fold_cache: dict) -> Plan:
                     first = canonical[key]
                     aliases[op] = first
                     for mine, theirs in zip(op.outputs, first.outputs):
-                        slot_of[id(mine)] = slot_of[id(theirs)]
+                        slot_of[mine] = slot_of[theirs]
                     continue
                 canonical[key] = op
         if op.type == "Const":
@@ -187,53 +209,58 @@ def _compile(graph, fetches: list, feeds: list, fold_cache: dict) -> Plan:
                 new_slot(t, v)
             continue
         for t in op.outputs:
-            if id(t) not in slot_of:
+            if t not in slot_of:
                 new_slot(t)
         kernel = op_def.bind(op) if op_def.bind is not None else op_def.kernel(op.attrs)
         if op_def.extra.get("hands_out_arrays"):
             kernel = _private_constants(kernel, op, constant_ops)
-        step = Step(op, kernel, in_slots, intern(tuple(slot_of[id(t)] for t in op.outputs)),
+        step = Step(op, kernel, in_slots, intern(tuple([slot_of[t] for t in op.outputs])),
                     op_def.needs_ctx)
-        foldable = (key is not None and not op.control_inputs and
-                    all(t.op in constant_ops for t in op.inputs))
-        if foldable:
+        if key is not None and not op.control_inputs and \
+                all(t.op in constant_ops for t in op.inputs):
             constant_ops.add(op)
             fold_steps.append(step)
             continue
-        deps = {producer[s] for s in in_slots if producer[s] is not None}
-        for c in op.control_inputs:
-            c = aliases.get(c, c)
-            if id(c) in step_of_op:
-                deps.add(step_of_op[id(c)])
-        step.deps = intern(tuple(sorted(deps)))
-        step_of_op[id(op)] = len(steps)
+        i = len(steps)
+        if len(in_slots) == 1 and not op.control_inputs:
+            p = producer[in_slots[0]]
+            step.deps = () if p is None else one(p)
+        else:
+            deps = {producer[s] for s in in_slots if producer[s] is not None}
+            for c in op.control_inputs:
+                c = aliases.get(c, c)
+                j = bisect_left(step_ids, c._id)
+                if j < i and steps[j].op is c:
+                    deps.add(j)
+            step.deps = intern(tuple(sorted(deps)))
+        for s in in_slots:
+            last[s] = i
         for s in step.out_slots:
-            producer[s] = len(steps)
+            producer[s] = i
         steps.append(step)
-    fetch_slots = tuple(slot_of[id(f)] if isinstance(f, SymbolicTensor) else None for f in fetches)
-    frees = [intern(f) for f in _last_uses(steps, set(fetch_slots))]
-    blocking = tuple(_may_block(s.op) for s in steps)
+        step_ids.append(op._id)
+        if chain and i and (i - 1) not in step.deps:
+            chain = False   # in topological order, a chain's step i depends directly on i - 1
+        may_block = bool(op_def.extra.get("calls_python")) and not op.attrs.get("is_grad")
+        blocking.append(may_block)
+        if may_block:
+            # concurrent: two steps that call Python (and so may block) are unordered
+            # (TF#16). Each check walks only the steps between two blockers: O(steps) in all.
+            if last_blocker is not None and not concurrent:
+                concurrent = not _reaches(steps, last_blocker, i)
+            last_blocker = i
+    fetch_slots = tuple(slot_of[f] if isinstance(f, SymbolicTensor) else None for f in fetches)
+    frees = [()] * len(steps)   # per step, the slots no later step reads: dropped after it
+    keep = set(fetch_slots)
+    for s, i in enumerate(last):
+        if i >= 0 and s not in keep:
+            f = frees[i]
+            frees[i] = one(s) if not f else f + (s,)
     return Plan(graph, template, steps,
-                tuple(s.as_tuple(f) for s, f in zip(steps, frees)), tuple(feed_slots), fetch_slots,
-                fold_steps, fold_cache, aliases, folded,
-                concurrent=_has_independent_blockers(steps, blocking),
-                chain=is_chain(steps), blocking=blocking)
-
-
-def _may_block(op) -> bool:
-    return bool(op.op_def.extra.get("calls_python")) and not op.attrs.get("is_grad")
-
-
-def _has_independent_blockers(steps, blocking) -> bool:
-    """Whether two steps that call Python (and so may block) are unordered.
-
-    They are all ordered iff each one depends on the previous one; in
-    topological order that path stays between the two, so each check visits
-    only the steps between them: O(steps) in all. A chain answers False, and
-    its runs stay in the calling thread.
-    """
-    blockers = [i for i, b in enumerate(blocking) if b]
-    return any(not _reaches(steps, a, b) for a, b in zip(blockers, blockers[1:]))
+                tuple([s.as_tuple(f if len(f) < 2 else intern(f)) for s, f in zip(steps, frees)]),
+                tuple(feed_slots),
+                fetch_slots, fold_steps, fold_cache, aliases, folded,
+                concurrent=concurrent, chain=chain, blocking=tuple(blocking))
 
 
 def _reaches(steps, src: int, dst: int) -> bool:
@@ -266,16 +293,3 @@ def _private_constants(kernel, op, constant_ops):
                 args[i] = args[i].copy()
         return kernel(*args)
     return with_copies
-
-
-def _last_uses(steps, keep: set) -> list:
-    """Per step, the slots no later step reads: dropping them frees big arrays early."""
-    last: dict[int, int] = {}
-    for i, step in enumerate(steps):
-        for s in step.in_slots:
-            last[s] = i
-    frees = [[] for _ in steps]
-    for s, i in last.items():
-        if s not in keep:
-            frees[i].append(s)
-    return [tuple(f) for f in frees]
