@@ -95,6 +95,26 @@ def test_control_dependencies_order_execution():
     assert order == ["a", "b"]
 
 
+def test_a_control_input_of_another_graph_is_refused_by_name():
+    """As TF: an op of another graph among the control inputs is an error, not an op
+    that the graph's sessions would run (or a wrong op at its index)."""
+    g1, g2 = tf.Graph(), tf.Graph()
+    with g2.as_default():
+        other = tf.constant(2.0, name="theirs")
+    with g1.as_default():
+        a = tf.constant(1.0, name="mine")
+        with pytest.raises(ValueError, match="'theirs' is not an element of this graph"):
+            with tf.control_dependencies([a.op, other.op]):
+                tf.identity(a)
+        with pytest.raises(ValueError, match="'theirs' is not an element of this graph"):
+            with g1.control_dependencies([other]):
+                tf.identity(a)
+        with tf.control_dependencies([a.op]):   # the graph is left as it was
+            b = tf.identity(a, name="b")
+    assert b.op.control_inputs == (a.op,)
+    assert tf.Session(graph=g1).run(b) == 1.0
+
+
 def test_names_are_unique_and_scoped():
     g = tf.Graph()
     with g.as_default():

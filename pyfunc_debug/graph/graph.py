@@ -292,7 +292,12 @@ def _control_dependencies(graph, control_inputs):
         finally:
             graph._control_stack = saved
         return
-    graph._control_stack.append(_ops_of(control_inputs))
+    ops = _ops_of(control_inputs)
+    for op in ops:   # (an op of another graph would be run by this one's sessions)
+        if op.graph is not graph:
+            raise ValueError(f"Operation '{op.name}' is not an element of this graph: "
+                             "control inputs must come from the graph the ops are built in.")
+    graph._control_stack.append(ops)
     try:
         yield
     finally:

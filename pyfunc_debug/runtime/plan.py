@@ -93,14 +93,15 @@ def _needed_ops(graph, fetch_ops, fed: set) -> list:
     ints: at a million ops, a dict of seen ops and a sort keyed on them miss the caches.
     """
     every = graph._ops
-    seen, ids, stack = bytearray(len(every)), [], list(fetch_ops)
+    n = len(every)
+    seen, ids, stack = bytearray(n), [], list(fetch_ops)
     while stack:
         op = stack.pop()
         i = op._id
+        if i >= n or every[i] is not op:   # another graph's (Session.run refuses it first)
+            raise ValueError(f"Operation '{op.name}' is not an element of this graph.")
         if seen[i]:
             continue
-        if every[i] is not op:
-            raise ValueError(f"Operation '{op.name}' is not an element of this graph.")
         seen[i] = 1
         ids.append(i)
         for t in op.inputs:
