@@ -5,7 +5,8 @@
 Each size runs in a fresh process, so one size's memory does not carry over to
 the next: per-node build time, first compile and first run per op, steady run
 per op, plan bytes per op (RSS growth over the compile, and its Python
-allocations by tracemalloc up to 100k ops), and the process's peak RSS. A
+allocations by tracemalloc up to 100k ops), and the process's peak RSS up to
+the compile (before the control below). A
 10-op chain is built, compiled and run first, so once-per-process costs do not
 flatter the smallest size. Sizes take turns, so a slow minute on the machine
 falls on all of them.
@@ -50,6 +51,7 @@ def child(n: int) -> dict:
     r1 = resource.getrusage(resource.RUSAGE_SELF)
     gc.collect()
     plan_bytes = _rss() - rss0
+    peak = _peak_rss()   # before the control, whose bytes are not the program's
     control_sys = _first_touch(n, max(plan_bytes / n, 64))
     t0 = time.perf_counter()
     sess.run(y, feed)
@@ -73,7 +75,7 @@ def child(n: int) -> dict:
             "faults": (r1.ru_minflt - r0.ru_minflt) / n, "control_sys": control_sys,
             "first_run": first / n,
             "steady": steady / n, "plan_bytes": plan_bytes / n, "plan_traced": traced / n,
-            "peak_rss": _peak_rss()}
+            "peak_rss": peak}
 
 
 def _first_touch(n: int, per_op: float) -> float:
@@ -123,7 +125,7 @@ def case_scale(sizes: list, processes: int) -> None:
     print(f"\nscaling: chains of py_func, each size in a fresh process (ratio = per-op value / "
           f"its value at {sizes[0]:,} ops; targets ≤1.3x for build and compile, ≤1 KiB plan/op)"
           f"\n  plan B/op: RSS growth over the compile; traced: its Python allocations "
-          f"(tracemalloc, up to 100k ops); peak RSS of the whole process")
+          f"(tracemalloc, up to 100k ops); the process's peak RSS up to the compile")
     print(f"  {'ops':>9} {'reps':>4} {'build µs/node':>14} {'compile µs/op':>14} "
           f"{'1st run µs/op':>14} {'steady µs/op':>13} {'plan B/op':>10} {'traced':>7} {'peak RSS':>9}")
     for n, r in rows.items():
