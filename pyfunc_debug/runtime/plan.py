@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import functools
 import gc
+import operator
 import threading
 from bisect import bisect_left
 
@@ -21,6 +22,8 @@ from ..graph.operation import Operation
 from ..graph.tensor import SymbolicTensor
 
 __all__ = ["Plan", "Step", "compile_plan"]
+
+_OP_ID = operator.attrgetter("op._id")
 
 # Step modes: how the executor calls the kernel (fixed arity avoids building a list).
 ARGS0, ARGS1, ARGS2, ARGSN = 0, 1, 2, 3
@@ -91,15 +94,14 @@ def _needed_ops(graph, fetch_ops, fed: set) -> list:
 
     Marks by ``op._id`` (an op's index in its graph) in a bytearray, and sorts those
     ints: at a million ops, a dict of seen ops and a sort keyed on them miss the caches.
+    Every op reached is this graph's: fetches are checked by the session, inputs when an
+    op is made, control inputs when their block opens.
     """
     every = graph._ops
-    n = len(every)
-    seen, ids, stack = bytearray(n), [], list(fetch_ops)
+    seen, ids, stack = bytearray(len(every)), [], list(fetch_ops)
     while stack:
         op = stack.pop()
         i = op._id
-        if i >= n or every[i] is not op:   # another graph's (Session.run refuses it first)
-            raise ValueError(f"Operation '{op.name}' is not an element of this graph.")
         if seen[i]:
             continue
         seen[i] = 1
@@ -179,7 +181,6 @@ def _compile(graph, fetches: list, feeds: list, fold_cache: dict) -> Plan:
     canonical: dict = {}
     aliases, folded, constant_ops = {}, set(), set()
     steps, fold_steps, blocking = [], [], []
-    step_ids: list = []   # op._id per step, ascending: control inputs are found by bisection
     chain, concurrent, last_blocker = True, False, None
     for op in ops:
         if op.type == "Placeholder" and any(o not in fed for o in op.outputs):
@@ -230,7 +231,8 @@ def _compile(graph, fetches: list, feeds: list, fold_cache: dict) -> Plan:
             deps = {producer[s] for s in in_slots if producer[s] is not None}
             for c in op.control_inputs:
                 c = aliases.get(c, c)
-                j = bisect_left(step_ids, c._id)
+                # steps are in op order: a control input's step is found by bisection
+                j = bisect_left(steps, c._id, key=_OP_ID)
                 if j < i and steps[j].op is c:
                     deps.add(j)
             step.deps = intern(tuple(sorted(deps)))
@@ -239,7 +241,6 @@ def _compile(graph, fetches: list, feeds: list, fold_cache: dict) -> Plan:
         for s in step.out_slots:
             producer[s] = i
         steps.append(step)
-        step_ids.append(op._id)
         if chain and i and (i - 1) not in step.deps:
             chain = False   # in topological order, a chain's step i depends directly on i - 1
         may_block = bool(op_def.extra.get("calls_python")) and not op.attrs.get("is_grad")
