@@ -10,6 +10,7 @@ import sys
 import textwrap
 
 import pytest
+from pdb_prompts import PROMPT_RE
 
 pexpect = pytest.importorskip("pexpect")
 
@@ -113,7 +114,7 @@ def test_q_in_pdb_aborts_the_run_with_one_line(scripts):
     screen = Screen(child)
     screen.wait_for(r"before slow")
     screen.send("s")
-    screen.wait_for(r"\(Pdb\+\+\)")
+    screen.wait_for(PROMPT_RE)
     screen.send("q\r")                                 # one q: the run and the app end
     out = _finish(child, screen)
     assert child.exitstatus == 1

@@ -10,6 +10,7 @@ import textwrap
 
 import numpy as np
 import pytest
+from pdb_prompts import PROMPT
 
 import pyfunc_debug as pfd
 from pyfunc_debug.debug import ConsoleFrontend, Debugger, PdbRunner
@@ -136,7 +137,7 @@ def test_pm_opens_pdb_at_the_raising_frame():
     text = out.getvalue()
     assert _pauses(text) == [("at error in", "fails")]
     assert "error: UnknownError: IndexError" in text
-    assert "fails()" in pdb_out.getvalue() and "(Pdb++) 10\n" in pdb_out.getvalue()
+    assert "fails()" in pdb_out.getvalue() and f"{PROMPT} 10\n" in pdb_out.getvalue()
 
 
 def test_pm_is_refused_before_an_error():
@@ -205,9 +206,13 @@ def test_break_on_nan_stops_at_the_producer_only():
     assert "output 0: float32[2] min=10.15 max=10.15 mean=10.15 nan=1" in out.getvalue()
 
 
-def test_pdb_set_trace_in_a_wrapped_function_uses_the_debuggers_pdb(tmp_path):
+@pytest.mark.parametrize("which", ["default", "standard"])
+def test_pdb_set_trace_in_a_wrapped_function_uses_the_debuggers_pdb(tmp_path, which):
     """A direct pdb.set_trace() joins the debugger's pdb (its streams and its ``around``,
-    where the TUI suspends). In a subprocess: pytest replaces pdb.set_trace with its own."""
+    where the TUI suspends), with pdbpp (its per-thread instance) and with the standard pdb
+    (which a default install and Python 3.13 get: its own session read the terminal the UI
+    holds, and the program hung). Detached, ``pdb.set_trace`` is the standard library's
+    again. In a subprocess: pytest replaces pdb.set_trace with its own."""
     script = tmp_path / "settrace.py"
     script.write_text(textwrap.dedent("""
         import io, pdb
@@ -235,15 +240,25 @@ def test_pdb_set_trace_in_a_wrapped_function_uses_the_debuggers_pdb(tmp_path):
         out = io.StringIO()
         dbg = Debugger(on_pause=lambda pause: "continue",
                        pdb_runner=PdbRunner(io.StringIO("p marker\\nc\\n"), out, around=Around))
+        plain = pdb.set_trace
         with dbg, pfd.Session(graph=g) as sess:
             result = sess.run(y, {p: 7.0})
-        print(repr(out.getvalue()), entered, result)
+        print(repr(out.getvalue()), entered, result, pdb.set_trace is plain)
     """))
+    env = dict(os.environ, HOME=str(tmp_path))
+    if which == "standard":   # pdbpp cannot be imported: the standard pdb serves
+        fakes = tmp_path / "fakes"
+        fakes.mkdir()
+        (fakes / "pdbpp.py").write_text("raise ImportError('No module named pdbpp')\n")
+        env.update(PDBPP_HIJACK_PDB="0", PYTHONPATH=os.pathsep.join(
+            [str(fakes)] + [p for p in os.environ.get("PYTHONPATH", "").split(os.pathsep) if p]))
     r = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, timeout=60,
-                       env=dict(os.environ, HOME=str(tmp_path)))
+                       env=env, stdin=subprocess.DEVNULL)
     assert r.returncode == 0, r.stderr
     assert "traced()" in r.stdout and "np.float32(21.0)" in r.stdout
-    assert "['in', 'out'] 21.0" in r.stdout
+    assert "['in', 'out'] 21.0 True" in r.stdout
+    if which == "standard":
+        assert "using the standard pdb" in r.stdout
 
 
 # -- what the pause knows (issue 23) ----------------------------------------------------------

@@ -5,6 +5,7 @@ import os
 import sys
 
 import pytest
+from pdb_prompts import PROMPT_RE
 
 pexpect = pytest.importorskip("pexpect")
 
@@ -24,10 +25,10 @@ def test_run_console_break_step_into_pdb_and_finish(tmp_path):
         child.sendline("s")
         child.expect(r"my_func\(\)")              # pdb stopped inside the wrapped function
         child.expect(r"return np\.sinh\(x\)")
-        child.expect(r"\(Pdb\+\+\) ")
+        child.expect(PROMPT_RE + " ")
         child.sendline("p x")
         child.expect(r"np\.float32\(1\.0\)")      # the real argument
-        child.expect(r"\(Pdb\+\+\) ")
+        child.expect(PROMPT_RE + " ")
         child.sendline("c")
         child.expect_exact("py_func(np.sinh)(1.0) = np.float32(1.1752012)")
         child.expect(pexpect.EOF)

@@ -9,6 +9,7 @@ import sys
 
 import numpy as np
 import pytest
+from pdb_prompts import PROMPT
 
 distributed = pytest.importorskip("dask.distributed")
 
@@ -274,7 +275,7 @@ def test_s_at_a_remote_op_opens_pdb_in_the_worker_on_the_callers_terminal(client
     assert pauses[0].source.endswith(f"(on worker {sorted(client.run(os.getpid))[1]})")
     text = typed.getvalue()
     assert "plus_one_and_pid()" in text and "test_distributed.py" in text  # its file and line
-    assert f"(Pdb++) {worker_pids[1]}\n" in text             # the worker placed on, not us
+    assert f"{PROMPT} {worker_pids[1]}\n" in text             # the worker placed on, not us
     assert "--KeyboardInterrupt--" in text                  # Ctrl+C at the prompt is pdb's
     assert "array([2., 4., 6.])" in text                   # its real input
     assert "--Return--" in text                             # n: its return
@@ -308,7 +309,7 @@ def test_a_remote_error_pauses_and_post_mortem_opens_in_the_worker(client, worke
     np.testing.assert_array_equal(pause.inputs[0], [7.0])
     text = typed.getvalue()
     assert "failing()" in text and 'raise ValueError(f"bad value' in text  # the raising line
-    assert f"(Pdb++) {worker_pids[1]}\n" in text and "array([7.])" in text
+    assert f"{PROMPT} {worker_pids[1]}\n" in text and "array([7.])" in text
 
 
 def test_continue_at_a_remote_error_pause_raises_the_error(client):

@@ -11,6 +11,7 @@ import sys
 import textwrap
 
 import pytest
+from pdb_prompts import PDBPP
 
 # One pdb session in a fresh process; prints what it saw on its last line.
 SESSION = textwrap.dedent("""
@@ -71,13 +72,7 @@ def test_without_pdbpp_the_standard_pdb_is_used_and_the_extra_is_named(tmp_path)
     assert "standard pdb" not in outs[1]
 
 
-def _pdbpp_works() -> bool:
-    probe = subprocess.run([sys.executable, "-c", "import pdbpp"], capture_output=True,
-                           env=dict(os.environ, PDBPP_HIJACK_PDB="0"))
-    return probe.returncode == 0
-
-
-@pytest.mark.skipif(not _pdbpp_works(), reason="pdbpp is not installed (the [pdbpp] extra)")
+@pytest.mark.skipif(not PDBPP, reason="pdbpp is not installed (the [pdbpp] extra)")
 def test_pdbpp_with_its_hijack_off_serves_our_sessions_and_leaves_pdb_alone(tmp_path):
     outs, (result, module, _, meta) = _session(tmp_path, env_extra={"PDBPP_HIJACK_PDB": "0"})
     assert result == "42" and module == "pdbpp"

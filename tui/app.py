@@ -162,6 +162,10 @@ class PfdApp(PauseActions, BreakpointActions, App):
             self.call_from_thread(self._target_done, status)
 
     def _target_done(self, status) -> None:
+        if self._suspended:   # a pdb session just ended and the app is not back yet: its
+            # events are still queued (tick waits), and "no op ran" would be said of them
+            self.set_timer(0.05, lambda: self._target_done(status))
+            return
         self.tick()
         self.target_status = status
         self.target_done = True

@@ -133,6 +133,7 @@ class PauseActions:
             bridge.app_suspended.set()
             self.message = "breakpoint() reached, but this terminal cannot be suspended for pdb"
             await asyncio.to_thread(bridge.pdb_done.wait)
+            bridge.app_back.set()
         self._quit_in_pdb()
 
     @contextlib.contextmanager
@@ -140,12 +141,15 @@ class PauseActions:
         """Suspend the app for pdb. Nothing may redraw meanwhile: the driver's writer is
         stopped, so its queue would fill and block the event loop. Pauses that arrive
         meanwhile are shown after the app is back."""
-        with self._suspend(), forward_sigint_to(self.bridge.link.interrupt_pdb):
-            self._suspended = True
-            try:
-                yield
-            finally:
-                self._suspended = False
+        try:
+            with self._suspend(), forward_sigint_to(self.bridge.link.interrupt_pdb):
+                self._suspended = True
+                try:
+                    yield
+                finally:
+                    self._suspended = False
+        finally:
+            self.bridge.app_back.set()   # the program may go on (Bridge.pdb_session)
         pause, self._deferred_pause = self._deferred_pause, None
         self.refresh(layout=True)
         if pause is not None:

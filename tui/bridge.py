@@ -101,6 +101,7 @@ class Bridge:
         self.interrupted = False                   # Ctrl+C ended the session
         self.pdb_done = threading.Event()
         self.app_suspended = threading.Event()
+        self.app_back = threading.Event()          # the app is drawing again after pdb
         self.quitting = False
         self.paused = None
         # a settling sink (``events.subscribe``'s ``settles``): a framework callback leaves
@@ -189,7 +190,12 @@ class Bridge:
             # the op's duration must not count the time the user spent in pdb
             self.events.append(PdbSpan(threading.get_ident(), start, time.perf_counter_ns()))
             self.app_suspended.clear()
+            self.app_back.clear()
             self.pdb_done.set()
+            # what the program prints next belongs in the log: while the app is suspended
+            # it would go to the terminal, under the UI once it is back (bounded: an app
+            # that is gone must not hold the program)
+            self.app_back.wait(timeout=5)
 
     def run(self, target) -> object:
         """Run ``target()`` (in the worker) with the link started, recording events.

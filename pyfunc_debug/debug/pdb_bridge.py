@@ -5,7 +5,7 @@ line of ``func`` with its real arguments; ``post_mortem(exc)`` opens the
 user's frame that raised, or, for a fault found after the function returned (a
 dtype error), that function's frame (``keeping_frame`` kept it), where what it
 returned is ``__return__`` (pdb's ``retval`` prints it); ``set_trace(frame)``
-serves ``breakpoint()`` while a debugger is attached. Quitting pdb (``q``,
+serves ``breakpoint()`` and ``pdb.set_trace()`` while a debugger is attached. Quitting pdb (``q``,
 Ctrl+D) aborts the run: ``PdbQuit``.
 
 Pitfalls handled here (see reference/textual_pdb_notes.md): ``Pdb.runcall``
@@ -227,9 +227,10 @@ class PdbRunner:
         self._installed = threading.local()
 
     def install(self) -> None:
+        self._join_set_trace()
         local = _pdbpp_local()
         if local is None:
-            return  # plain pdb: pdb.set_trace() makes its own session
+            return  # plain pdb: pdb.set_trace() is joined above
         saved = getattr(local, "GLOBAL_PDB", None)
         p = make_pdb(self.stdin, self.stdout)   # becomes pdbpp's instance for this thread
         p._session_cm = self._context
@@ -237,11 +238,42 @@ class PdbRunner:
         self._installed.state = (saved, p)
 
     def uninstall(self) -> None:
+        self._leave_set_trace()
         state = getattr(self._installed, "state", None)
         local = _pdbpp_local()
         if state is not None and local is not None:
             local.GLOBAL_PDB = state[0]
             self._installed.state = None
+
+    def _join_set_trace(self) -> None:
+        """The standard library's ``pdb.set_trace()`` opens this runner's session at its
+        caller while attached, as ``breakpoint()`` does: the standard ``Pdb`` has no
+        instance to reuse (pdbpp's has, see ``install``), and a session of its own would
+        read the terminal the UI holds (the program hung, its prompt in the log). A
+        replacement someone else made (pytest's, pdbpp's) is left alone; the standard one
+        is back on ``uninstall``."""
+        import pdb
+        current = pdb.set_trace
+        if not (getattr(current, "_pfd_joins", False) or
+                (getattr(current, "__module__", None) == "pdb" and
+                 getattr(current, "__qualname__", None) == "set_trace")):
+            return
+
+        def set_trace(*, header=None):
+            if header is not None:
+                print(header, file=self.stdout or sys.stdout)
+            self.set_trace(sys._getframe(1))
+        set_trace._pfd_joins = True
+        self._joined = (current, set_trace)
+        pdb.set_trace = set_trace
+
+    _joined = None   # (the pdb.set_trace replaced, ours) while installed
+
+    def _leave_set_trace(self) -> None:
+        import pdb
+        joined, self._joined = self._joined, None
+        if joined is not None and pdb.set_trace is joined[1]:   # else: replaced since
+            pdb.set_trace = joined[0]
 
     def _reinstall(self) -> None:
         """After a session of our own, ``pdb.set_trace()`` reuses the installed instance."""
