@@ -36,10 +36,13 @@ def traces(tmp_path_factory):
     script = d / "script.py"
     script.write_text(SCRIPT)
     out = {}
-    for name, bump in (("a", "0"), ("same", "0"), ("b", "0.5"), ("tiny", "1e-7")):
+    for name, bump, capture in (("a", "0", "summary"), ("same", "0", "summary"),
+                                ("b", "0.5", "summary"), ("tiny", "1e-7", "summary"),
+                                ("bare", "0", "none"), ("bare_b", "0.5", "none")):
         out[name] = d / f"{name}.jsonl"
         subprocess.run([sys.executable, "-m", "pyfunc_debug", "trace", "-o", str(out[name]),
-                        str(script), bump], check=True, capture_output=True)
+                        "--capture", capture, str(script), bump], check=True,
+                       capture_output=True)
     return out
 
 
@@ -69,7 +72,9 @@ def test_tolerances_are_respected(traces):
 
 def test_cli_exit_status(traces, capsys):
     assert main(["diff", str(traces["a"]), str(traces["same"])]) == 0
-    assert "no difference" in capsys.readouterr().out
+    out = capsys.readouterr().out
+    assert "no difference" in out
+    assert "compared by summaries" in out and "--capture full" in out   # what was compared
     assert main(["diff", str(traces["a"]), str(traces["b"])]) == 1
     out = capsys.readouterr().out
     assert "first difference at run 1, op 'inc'" in out and "double" in out
@@ -96,6 +101,20 @@ def test_bad_input_exits_2_naming_the_file(traces, tmp_path, capsys, make, messa
     assert main(["diff", str(traces["a"]), str(bad)]) == 2
     err = capsys.readouterr().err
     assert err.startswith("pyfunc-debug diff: ") and message in err
+
+
+@pytest.mark.parametrize("a, b", [("bare", "bare_b"), ("bare", "a"), ("a", "bare")])
+def test_a_trace_without_summaries_is_refused_not_called_equal(traces, capsys, a, b):
+    """--capture none keeps no values: two such traces of runs whose values differ were
+    reported as "no difference" (exit 0), and one beside a summary trace as "0 vs 1
+    outputs"."""
+    assert main(["diff", str(traces[a]), str(traces[b])]) == 2
+    err = capsys.readouterr().err
+    bare = traces[a] if a == "bare" else traces[b]
+    assert f"{bare} was recorded with --capture none: it holds no values to compare" in err
+    from pyfunc_debug.trace.diff import BadTrace
+    with pytest.raises(BadTrace, match="--capture none"):
+        tf.diff_traces(traces[a], traces[b])
 
 
 def test_bad_tolerance_exits_2(traces, capsys):

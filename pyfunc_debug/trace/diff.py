@@ -143,6 +143,8 @@ def _events(x, which: str):
             raise BadTrace(f"{path}: {e.strerror or e}") from None
         except ValueError as e:
             raise BadTrace(str(e)) from None
+    if isinstance(x, list):   # a loaded trace keeps its header (what it captured)
+        return x
     try:
         return list(x)
     except TypeError:
@@ -328,7 +330,12 @@ def diff_traces(a, b, rtol: float = 1e-5, atol: float = 1e-8, labels=None):
     if labels is None:
         labels = tuple(os.fspath(x) if isinstance(x, (str, os.PathLike)) else "(a list of events)"
                        for x in (a, b))
-    runs_a, runs_b = _runs(_events(a, "a")), _runs(_events(b, "b"))
+    events_a, events_b = _events(a, "a"), _events(b, "b")
+    for events, label in ((events_a, labels[0]), (events_b, labels[1])):
+        if _capture(events) == "none":   # no summaries: every op would seem to agree
+            raise BadTrace(f"{label} was recorded with --capture none: it holds no values to "
+                           "compare (record it with --capture summary, the default, or full)")
+    runs_a, runs_b = _runs(events_a), _runs(events_b)
     for i, (ra, rb) in enumerate(zip(runs_a, runs_b)):
         found = _first_in_run(i, ra, rb, rtol, atol, labels)
         if found is not None:
@@ -376,15 +383,24 @@ def _side_by_side(sa, sb, events, absent) -> list:
     return out
 
 
+def _capture(events) -> str | None:
+    """What a loaded trace file captured (its header's ``capture``); None for a list."""
+    return getattr(events, "header", {}).get("capture")
+
+
 def run_diff(a, b, rtol: float = 1e-5, atol: float = 1e-8, out=None) -> int:
     """``pyfunc-debug diff``: print the report; 0 when nothing differs, 1 when something does.
 
     Raises ``BadTrace`` (exit status 2 for the CLI) on input it cannot compare.
     """
     out = out or sys.stdout
-    d = diff_traces(a, b, rtol=rtol, atol=atol)
+    events_a, events_b = _events(a, "a"), _events(b, "b")
+    d = diff_traces(events_a, events_b, rtol=rtol, atol=atol, labels=(os.fspath(a), os.fspath(b)))
     if d is None:
         print(f"no difference between {a} and {b} (rtol={rtol:g}, atol={atol:g})", file=out)
+        if not (_capture(events_a) == _capture(events_b) == "full"):
+            print("  compared by summaries (shape, dtype, NaN/Inf counts, min, max, mean): "
+                  "record both with --capture full to compare every value", file=out)
         return 0
     print(d.report(), file=out)
     return 1
