@@ -27,6 +27,16 @@ class Outcome:
     error: BaseException | None = None
 
     @property
+    def not_called(self) -> bool:
+        """The call itself failed, raised here (a ``TypeError`` binding the recorded
+        arguments: the function's parameters changed, or it is a method or ``partial``
+        whose bound part replay cannot rebuild), not in the function."""
+        tb = self.error.__traceback__ if isinstance(self.error, TypeError) else None
+        while tb is not None and tb.tb_next is not None:
+            tb = tb.tb_next
+        return tb is not None and tb.tb_frame.f_code.co_filename == __file__
+
+    @property
     def where(self):
         """(file, line) of the frame that raised, or (None, None)."""
         tb = self.error.__traceback__ if self.error is not None else None
@@ -47,10 +57,14 @@ def make_inputs(record, function: dict, notes: list) -> tuple:
         if spec.get("dtype") not in (None, "object") and arr.dtype.name != spec["dtype"]:
             arr = arr.astype(spec["dtype"])
         values.append(arr)
+    # a py_func/numpy_function that got a numpy scalar or bytes gets it again, not a 0-d
+    # array (``len()`` of one raises)
+    given = [_scalar(v) if spec.get("scalar") and not v.shape else v
+             for spec, v in zip(record["inputs"], values)]
     adapter = function.get("adapter")
     if adapter == "tensorflow":   # numpy_function/py_func callbacks get numpy, as here
         if record["op_type"] not in EAGER_TYPES:
-            return values, None
+            return given, None
         return _framework("tensorflow", values, notes, lambda tf, a: tf.constant(a))
     if adapter == "jax":
         return _framework("jax.numpy", values, notes, lambda jnp, a: jnp.asarray(a))
@@ -61,7 +75,13 @@ def make_inputs(record, function: dict, notes: list) -> tuple:
         tins = function.get("Tin") or [None] * len(values)
         args = [EagerTensor(v, as_dtype(t) if t else None) for v, t in zip(values, tins)]
         return args, eager_mode
-    return values, None
+    return given, None
+
+
+def _scalar(v):
+    """The scalar a 0-d array holds, as a call got it: a numpy scalar, or ``bytes``/``str``."""
+    x = v[()]
+    return bytes(x) if isinstance(x, np.bytes_) else str(x) if isinstance(x, np.str_) else x
 
 
 def _framework(name, values, notes, convert):
@@ -89,16 +109,29 @@ def invoke(func, args, context, mode: str | None, out=None) -> Outcome:
     try:
         with ctx:
             if mode == "pdb":
-                outcome.returned = debugger.runcall(func, *args)
+                outcome.returned = _under_pdb(debugger, func, args)
             else:
                 outcome.returned = func(*args)
-    except Exception as e:  # noqa: BLE001 - the replayed function's own exception
+    except Exception as e:  # noqa: BLE001 - the replayed function's own exception (or pdb's quit)
         outcome.error = e
-        if mode == "post-mortem":
+        if mode == "post-mortem" and not outcome.not_called:
             print(user_traceback(e), file=out)
             debugger.reset()
             debugger.interaction(None, e.__traceback__)
     return outcome
+
+
+def _under_pdb(debugger, func, args):
+    """``func(*args)`` stopping at its first line: ``Bdb.runcall`` without its catching of
+    ``BdbQuit`` (a quit in pdb passed for a call that returned None, whose result then
+    failed the output check)."""
+    debugger.reset()
+    sys.settrace(debugger.trace_dispatch)
+    try:
+        return func(*args)
+    finally:
+        debugger.quitting = True
+        sys.settrace(None)
 
 
 class _Nothing:

@@ -66,8 +66,9 @@ def _recorded_class(record) -> str:
         else (record.get("error_type") or "")
 
 
-def verdict(record, recorded, outcome, check_error=None) -> tuple[str, bool]:
-    """(one line, whether the call is still faulty)."""
+def verdict(record, recorded, outcome, check_error=None, wrote=None) -> tuple[str, bool]:
+    """(one line, whether the call is still faulty). ``wrote``: the inputs the replayed
+    call wrote into (checked for an ``input_modified`` fault)."""
     fault = record["fault"]
     if outcome.error is not None:
         err = outcome.error
@@ -89,12 +90,22 @@ def verdict(record, recorded, outcome, check_error=None) -> tuple[str, bool]:
     if fault == "error":
         return (f"fixed: returned {len(sums)} output{'s' if len(sums) != 1 else ''}, was "
                 f"{record.get('original_error') or record.get('error_type')}"), False
+    if fault == "input_modified" and wrote is not None:
+        if wrote:
+            return (f"still faulty: it wrote into its input{'s' if len(wrote) > 1 else ''} "
+                    f"{', '.join(map(str, wrote))} again"), True
+        return "fixed: it no longer writes into its inputs", False
     if fault == "non_finite":
         now = sum(s.nan for s in sums), sum(s.inf for s in sums)
-        was = sum(s.nan for s in outs), sum(s.inf for s in outs)
-        text = ", ".join(f"{n} {k}, was {w}" for n, w, k in
-                         ((now[0], was[0], "NaN"), (now[1], was[1], "Inf")) if n or w) or \
-            f"0 NaN, was {was[0]}"
+        if type(recorded) is ev.OpEnd:
+            was = sum(s.nan for s in outs), sum(s.inf for s in outs)
+            text = ", ".join(f"{n} {k}, was {w}" for n, w, k in
+                             ((now[0], was[0], "NaN"), (now[1], was[1], "Inf")) if n or w) or \
+                f"0 NaN, was {was[0]}"
+        else:   # the recorded result is not in the trace (a kill): no "was" to give
+            text = ", ".join(f"{n} {k}" for n, k in ((now[0], "NaN"), (now[1], "Inf"))
+                             if n) or "0 NaN"
+            text += " (the trace holds no recorded result to compare)"
         faulty = bool(now[0] or now[1])
         return f"{'still faulty' if faulty else 'fixed'}: {text}", faulty
     if recorded is None or type(recorded) is not ev.OpEnd:

@@ -10,10 +10,13 @@ from __future__ import annotations
 
 import os
 import sys
+import warnings
 from bdb import BdbQuit
 
+import numpy as np
+
 from ..tf_startup import import_quietly
-from ..trace.faults import load_faults
+from ..trace.faults import faults_path, load_faults
 from .locate import ReplayError, find_function, source_changed
 
 __all__ = ["replay", "select", "list_calls", "ReplayError"]
@@ -24,23 +27,40 @@ def _load(path):
     return load_trace(path)
 
 
-def select(path, op=None, run=None, call=None):
-    """(function record, call record, loaded trace) of the chosen captured call."""
+def captured(path, need_calls: bool = True):
+    """(loaded trace, function records, captured calls) of the trace ``path``, refused
+    (``ReplayError``) when it holds none to replay, saying why."""
     path = os.fspath(path)
     if not os.path.isfile(path):
         raise ReplayError(f"{path}: no such trace file")
     try:
         events = _load(path)
-        functions, calls = load_faults(path)
+        with warnings.catch_warnings():   # an unreadable values file: told for the call chosen
+            warnings.simplefilter("ignore", RuntimeWarning)
+            functions, calls = load_faults(path)
     except ValueError as e:
         raise ReplayError(str(e).splitlines()[0]) from None
+    capture = events.header.get("capture")
+    if capture != "fault":   # a faults file beside it is an earlier recording's: not this one's
+        stale = " (the faults file beside it is from an earlier recording)" if calls else ""
+        raise ReplayError(f"{path} holds no captured inputs (recorded with capture="
+                          f"{capture!r}){stale}: record with --capture fault to replay a call")
     if not calls:
-        capture = events.header.get("capture")
-        if capture != "fault":
-            raise ReplayError(f"{path} holds no captured inputs (recorded with capture="
-                              f"{capture!r}): record with --capture fault to replay a call")
-        raise ReplayError(f"{path}: no wrapped call was faulty, so none was captured "
-                          "(fault capture keeps only calls that raised or made a diagnostic)")
+        if not os.path.exists(faults_path(path)):
+            raise ReplayError(f"{path} was recorded with --capture fault, but the file of its "
+                              f"captured calls, {faults_path(path)}, is not beside it: move "
+                              "or copy it, and the .values folder, with the trace")
+        if need_calls:
+            raise ReplayError(f"{path}: no wrapped call was faulty, so none was captured "
+                              "(fault capture keeps only calls that raised or made a "
+                              "diagnostic)")
+    return events, functions, calls
+
+
+def select(path, op=None, run=None, call=None):
+    """(function record, call record, loaded trace) of the chosen captured call."""
+    path = os.fspath(path)
+    events, functions, calls = captured(path)
     chosen = calls
     if op is not None:
         chosen = [c for c in chosen if c["op"] == op]
@@ -62,6 +82,11 @@ def select(path, op=None, run=None, call=None):
                           f"{len(chosen)} matching captured call{'s' if len(chosen) != 1 else ''}"
                           f" (1..{len(chosen)})")
     record = chosen[k - 1]
+    told = next((e for e in events if e.seq == record["seq"]), None)
+    if getattr(told, "op", None) != record["op"]:   # the diagnostic or error that captured it
+        raise ReplayError(f"{faults_path(path)} does not belong to {path}: its call of op "
+                          f"'{record['op']}' (event {record['seq']}) is not in the trace; were "
+                          "the files of two recordings mixed? record again with --capture fault")
     function = functions.get(record["op"])
     if function is None:
         raise ReplayError(f"op '{record['op']}': the trace does not name its function: record "
@@ -72,7 +97,7 @@ def select(path, op=None, run=None, call=None):
 def list_calls(path, out=None) -> int:
     """Print every captured call of ``path``, one a line."""
     out = out or sys.stdout
-    functions, calls = load_faults(os.fspath(path))
+    _, functions, calls = captured(path, need_calls=False)
     if not calls:
         print(f"{path}: no captured calls", file=out)
         return 0
@@ -120,10 +145,19 @@ def replay(path, op=None, run=None, call=None, mode=None, out=None) -> int:
     for i, a in enumerate(args):
         print(f"  input {i}: {_short(a)}{kind if i == 0 else ''}", file=out)
     out.flush()
+    # an input_modified fault: does the call still write into what it is given?
+    before = [a.tobytes() if isinstance(a, np.ndarray) else None for a in args] \
+        if record["fault"] == "input_modified" else None
     outcome = invoke(func, args, context, mode, out)
     if isinstance(outcome.error, BdbQuit):
         print("replay: quit in pdb", file=out)
         return 1
+    if outcome.not_called:
+        raise ReplayError(f"op '{name}': the recorded inputs cannot be passed to "
+                          f"{function['module']}:{function['qualname']} now: "
+                          f"{type(outcome.error).__name__}: {outcome.error} (its parameters "
+                          "changed since the recording, or it is a method or a partial whose "
+                          "bound part replay cannot rebuild)")
     check_error = _output_check(record, function, outcome)
     recorded = recorded_result(events, record)
     now = new_result(record, outcome, check_error)
@@ -132,7 +166,9 @@ def replay(path, op=None, run=None, call=None, mode=None, out=None) -> int:
     print("A: recorded   B: this replay", file=out)
     for line in side_by_side(recorded, now, record):
         print(line, file=out)
-    text, faulty = verdict(record, recorded, outcome, check_error)
+    wrote = None if before is None else \
+        [i for i, (a, b) in enumerate(zip(args, before)) if b is not None and a.tobytes() != b]
+    text, faulty = verdict(record, recorded, outcome, check_error, wrote)
     print(text, file=out)
     return 1 if faulty else 0
 

@@ -173,9 +173,11 @@ class FaultRecorder:
         if error_type is not None:   # the user's exception, and where it was raised
             record["error_file"], record["error_line"] = _raised_at(message)
             record["original_error"] = original_line(message)
-        for i, v in enumerate(values):
-            record["inputs"].append({"key": f"fault{e.seq}-in{i}", "dtype": v.dtype.name,
-                                     "shape": list(v.shape)})
+        for i, (a, v) in enumerate(zip(args, values)):
+            spec = {"key": f"fault{e.seq}-in{i}", "dtype": v.dtype.name, "shape": list(v.shape)}
+            if not v.shape and a.__class__ is not np.ndarray:   # a numpy scalar or bytes, as
+                spec["scalar"] = True                            # the call got it
+            record["inputs"].append(spec)
         if self.path is None:
             self.kept.append((record, [v.copy() for v in values]))
         else:
