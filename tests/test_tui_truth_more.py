@@ -176,6 +176,19 @@ async def test_time_paused_inside_an_op_is_not_its_duration():
         assert "paused)" in _text(app, "#insp-header")
 
 
+def test_two_pauses_in_a_row_both_count_as_waiting():
+    """A pause after one op, then one before the next with no event between them: the
+    first pause's time counted as the run's own ("ok 14.2s (+5.0s paused)")."""
+    from pyfunc_debug.tui.timing import Waits
+    s = 1_000_000_000
+    waits = Waits()
+    waits.paused(7, 0)           # after op A
+    waits.paused(7, 15 * s)      # before op B, 15 s later (the user pressed c)
+    waits.moved_on(7, 20 * s)    # B starts, 5 s later
+    assert waits.within(0, 21 * s) == (20 * s, False)
+    assert waits.within(0, 21 * s, thread=7) == (20 * s, False)
+
+
 # -- the status bar follows the run ---------------------------------------------------------
 
 def gated_chain(gate):

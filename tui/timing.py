@@ -31,6 +31,9 @@ class Waits:
         self._spans: dict[int, list] = {}     # thread -> [(start, end, in_pdb)]
 
     def paused(self, thread: int, t_ns: int) -> None:
+        # a pause still open on this thread (after one op, then before the next: no event
+        # between them) ended when this one began: its time counts too
+        self.moved_on(thread, t_ns)
         self._open[thread] = t_ns
 
     def moved_on(self, thread: int, t_ns: int) -> None:
