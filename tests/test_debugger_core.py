@@ -719,3 +719,24 @@ def test_a_condition_naming_an_unknown_variable_is_refused_at_creation():
         dbg.break_on(when="output[0] > 1")  # a typo of outputs
     assert dbg.breakpoints == []
     dbg.break_on(when="any(x.max() > 0 for x in inputs)")  # its own loop variable is fine
+
+
+def test_a_condition_that_raises_is_said_once_as_a_note_on_its_breakpoint():
+    """A typo (np.anyy) raises at every op: it was a warning on each op (48 in the UI,
+    burying the real diagnostic); now one note, on the breakpoint, naming the first op."""
+    g = pfd.Graph()
+    with g.as_default():
+        x = pfd.compat.v1.placeholder(pfd.float32)
+        y = x
+        for i in range(4):
+            y = pfd.numpy_function(lambda v: v + 1, [y], pfd.float32, name=f"op{i}")
+    dbg = Debugger(on_pause=lambda p: "continue")
+    dbg.break_on(when="np.anyy(outputs[0] > 0.4)")
+    with dbg, pfd.Session(graph=g) as sess:
+        for _ in range(2):
+            assert sess.run(y, {x: np.float32(1)}) == 5
+    [w] = dbg.warnings
+    assert w.kind == "breakpoint_cannot_fire" and w.op == "op0"
+    assert w.message == ("breakpoint 1: when=np.anyy(outputs[0] > 0.4) cannot fire where its "
+                         "condition raises AttributeError: module 'numpy' has no attribute "
+                         "'anyy' (first at op 'op0'); it counts as no hit there")

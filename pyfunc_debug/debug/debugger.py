@@ -83,7 +83,7 @@ class Debugger:
         self._saved_hook = None
         self._interrupted = False
         self._warning_sub = None
-        self._unreachable: set = set()   # (breakpoint id, op) already said to be unreachable
+        self._unreachable: set = set()   # what a breakpoint cannot fire at, already said
         self._inbox = Inbox()            # diagnostics waiting for an on_warning pause
         self.eager_hook = _EagerHook(self)
 
@@ -260,8 +260,17 @@ class Debugger:
         try:
             return bool(bp.condition.check(pause))
         except Exception as e:
-            self._warn(pause.op_name, pause.op_type, f"breakpoint condition {bp.condition.label!r} "
-                       f"raised {type(e).__name__}: {e}; counted as no hit", "condition")
+            # said once per breakpoint and error, as a note on the breakpoint: a typo
+            # (np.anyy) raises at every op, and a warning on each buried the real diagnostic
+            key = (bp.id, "condition", type(e).__name__, str(e))
+            if key not in self._unreachable:
+                self._unreachable.add(key)
+                self._warn(pause.op_name, pause.op_type,
+                           f"{bp.describe()} cannot fire where its condition raises "
+                           f"{type(e).__name__}: {e} (first at op '{pause.op_name}'); it "
+                           "counts as no hit there",
+                           "breakpoint_cannot_fire", pause.run_id, (), "",
+                           "fix the condition: remove the breakpoint and add it again")
             return False
 
     def _matching(self, bps, name, typ, pause):
