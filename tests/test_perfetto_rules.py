@@ -214,3 +214,22 @@ def test_thread_names_come_from_the_threads_that_ran_ops(tmp_path, streamed):
         t.join()
     assert sorted(tr.thread_names.values()) == sorted([threading.current_thread().name,
                                                        "loader-7"])
+
+
+def test_a_framework_run_begun_on_a_callback_thread_is_one_finished_slice():
+    """TensorFlow's callbacks form one run: the first call's thread starts it, the program's
+    thread ends it. It was drawn twice: "unfinished" on the callback thread's track, and
+    as a "partial run" where it ended."""
+    events = [ev.RunStart(1, 1, 1_000, 22, "tensorflow", "callbacks"),
+              ev.OpStart(2, 1, 2_000, 22, "prep/scale", "PyFunc"),
+              ev.OpEnd(3, 1, 5_000, 22, "prep/scale", "PyFunc", None, 3_000),
+              ev.OpStart(4, 1, 6_000, 33, "prep/scale", "PyFunc"),
+              ev.OpEnd(5, 1, 9_000, 33, "prep/scale", "PyFunc", None, 3_000),
+              ev.RunEnd(6, 1, 20_000, 11, 19_000, True)]
+    doc = to_chrome(events)
+    runs = [e for e in doc["traceEvents"] if e.get("cat") == "run"]
+    assert len(runs) == 1, runs
+    assert runs[0]["name"] == "tensorflow run 1 callbacks"
+    assert runs[0]["args"]["ok"] is True and "unfinished" not in runs[0]["args"]
+    assert (runs[0]["ts"], runs[0]["dur"]) == (0.0, 19.0)
+    assert problems(doc) == []

@@ -108,6 +108,16 @@ class _Builder:
         self.close(ident, entry, end, closing)
         return entry
 
+    def pop_elsewhere(self, key, end, closing) -> bool:
+        """Close a run begun on another thread, on its own track: a framework's callbacks
+        form one run, begun by the first call's thread and ended by the program's (it was
+        drawn twice, once "unfinished" and once as a "partial run")."""
+        for ident, stack in self.stacks.items():
+            if any(entry.key == key for entry in stack):
+                self.pop(ident, key, max(end, self.last_ns.get(ident, end)), closing)
+                return True
+        return False
+
     def close(self, ident, entry: _Open, end: int, closing) -> None:
         """Emit the ``X`` slice of ``entry`` ending at ``end`` (``closing``: its end event)."""
         start = entry.start
@@ -172,7 +182,8 @@ class _Builder:
             elif cls is RunStart:
                 self.push(ident, ("run", e.run_id), t, e)
             elif cls is RunEnd:
-                if self.pop(ident, ("run", e.run_id), t, e) is None:
+                key = ("run", e.run_id)
+                if self.pop(ident, key, t, e) is None and not self.pop_elsewhere(key, t, e):
                     start = RunStart(e.seq, e.run_id, t - e.duration_ns, ident, "", "")
                     self.close(ident, _Open(None, start.t_ns, start), t, e)
             elif cls in (BreakpointHit, Warning):
