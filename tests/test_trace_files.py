@@ -205,3 +205,19 @@ def test_trace_command_rejects_unknown_suffix(tmp_path):
                         os.path.join(ROOT, "examples", "py_func_sinh.py")],
                        capture_output=True, text=True)
     assert r.returncode == 2 and "must end in .json" in r.stderr
+
+
+@pytest.mark.parametrize("suffix", [".jsonl", ".json"])
+def test_trace_command_counts_the_op_runs_that_failed(tmp_path, suffix):
+    """An op that raised ran too: "0 op runs in 1 run" was said of a run whose one op failed."""
+    script = tmp_path / "crash.py"
+    script.write_text("import numpy as np\nimport pyfunc_debug as tf\n"
+                      "def boom(x):\n    raise KeyError(3)\n"
+                      "x = tf.compat.v1.placeholder(tf.float32)\n"
+                      "y = tf.numpy_function(boom, [x], tf.float32, name='boom')\n"
+                      "with tf.Session() as s:\n    s.run(y, {x: np.float32(1)})\n")
+    out = tmp_path / f"crash{suffix}"
+    r = subprocess.run([sys.executable, "-m", "pyfunc_debug", "trace", "-o", str(out),
+                        str(script)], capture_output=True, text=True, timeout=120)
+    assert r.returncode == 1
+    assert f"wrote 4 events (1 op run, 1 failed, in 1 run) to {out}" in r.stderr, r.stderr

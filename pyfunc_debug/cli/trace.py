@@ -33,9 +33,10 @@ def cmd_trace(args) -> int:
         print(f"pyfunc-debug trace: cannot write {out}: {why(failed)}", file=sys.stderr)
         return status or 1
     if tr.run_count:
+        failed = tr.failed_count   # op runs that raised are op runs too
+        ops = _count(tr.op_count + failed, "op run") + (f", {failed} failed," if failed else "")
         print(f"pyfunc-debug trace: wrote {_count(tr.event_count, 'event')} "
-              f"({_count(tr.op_count, 'op run')} in {_count(tr.run_count, 'run')}) to {out}",
-              file=sys.stderr)
+              f"({ops} in {_count(tr.run_count, 'run')}) to {out}", file=sys.stderr)
     else:
         print(f"pyfunc-debug trace: wrote {_count(tr.event_count, 'event')} to {out}: "
               f"{nothing_recorded(opts)}", file=sys.stderr)

@@ -140,6 +140,11 @@ class Trace:
         return self._count(ev.OpEnd)
 
     @property
+    def failed_count(self) -> int:
+        """Op executions that raised (``OpError``)."""
+        return self._count(ev.OpError)
+
+    @property
     def run_count(self) -> int:
         return self._count(ev.RunStart)
 
