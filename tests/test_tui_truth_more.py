@@ -719,3 +719,33 @@ async def test_a_running_framework_op_shows_its_latest_ended_call_and_says_so():
         assert "DONE" in header and "latest of 3 calls" in header
         assert re.search(r"in 0 +\(4,\) +float32 +0 +6 ",
                          "\n".join(_shown(app, "#insp-summaries")))
+
+
+def test_a_pause_after_a_framework_call_describes_that_call_not_a_later_one():
+    """A framework op's calls run in parallel: while one thread is paused after its call,
+    another ends a call of the same op. The header showed the other call's duration and
+    NaN diagnostic above the paused call's values."""
+    from pyfunc_debug import events as ev
+    from pyfunc_debug.debug.pause import Pause
+    from pyfunc_debug.tui.model import RunModel
+    model = RunModel()
+    op = "prep/scale_row"
+
+    def nan_warning(seq, thread, given):
+        return ev.Warning(seq, 1, seq * 1000, thread, op, "PyFunc", None,
+                          f"op '{op}' (PyFunc) made 1 NaN in output 0 from finite inputs, in "
+                          f"its call with in 0 = {given} (float32)", "non_finite")
+    for e in (ev.RunStart(1, 1, 0, 5, "tensorflow", "callbacks"),
+              ev.OpStart(2, 1, 1_000, 11, op, "PyFunc"),
+              ev.OpEnd(3, 1, 101_000, 11, op, "PyFunc", None, 100_000),
+              nan_warning(4, 11, "[0, -1, -2]"),
+              ev.BreakpointHit(5, 1, 102_000, 11, op, "PyFunc", None, "after",
+                               "breakpoint 1: when=nan_producer"),
+              ev.OpStart(6, 1, 103_000, 22, op, "PyFunc"),
+              ev.OpEnd(7, 1, 139_000, 22, op, "PyFunc", None, 36_000),
+              nan_warning(8, 22, "[0, -2, -4]")):
+        model.apply(e)
+    pause = Pause(None, op, "PyFunc", "after", [], [], thread=11, run_id=1)
+    header = Inspector._header(None, model.rows[op], pause, lambda p: p, True).plain
+    assert "100.0µs" in header and "36.0µs" not in header
+    assert "in 0 = [0, -1, -2]" in header and "[0, -2, -4]" not in header

@@ -129,6 +129,7 @@ class RunModel:
             row.inputs, row.outputs = e.inputs, e.outputs
             row.ended = (e.inputs, e.outputs)
             row.calls += 1
+            row.by_thread[e.thread] = [row.duration_ns, row.waited_ns, row.under_pdb, []]
         elif cls is ev.OpError:
             self._op_error(e)
         elif cls is ev.RunEnd:
@@ -240,6 +241,9 @@ class RunModel:
         if row is not None:
             row.warnings = sorted([w for w in row.warnings if w.kind != e.kind] + [e],
                                   key=lambda w: rank(w.kind))
+            call = row.by_thread.get(e.thread)
+            if call is not None:   # about the call that thread ran last
+                call[3].append(e)
             row.op_type = row.op_type or e.op_type
             if e.inputs:
                 row.inputs_after = e.inputs

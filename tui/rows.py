@@ -96,6 +96,10 @@ class OpRow:
     # framework op has calls in flight nearly all the time (shown as that call's, dimmed)
     ended: tuple = _SettledWhenRead(pair=True)
     in_plan: bool = True      # listed by its run's start (else: a fold step, a callback)
+    # thread -> [duration_ns, waited_ns, under_pdb, warnings] of the latest call that ended
+    # there: a pause shows its own call's time and diagnostics, not those of a call that
+    # another thread ran meanwhile (a framework op's calls run in parallel)
+    by_thread: dict = field(default_factory=dict)
 
 
 @dataclass

@@ -20,7 +20,7 @@ from textual.widgets import Sparkline, Static
 from pyfunc_debug.trace.summary import summarize
 
 from ..failure_text import error_text, user_error
-from ..rows import OpRow, no_values_reason
+from ..rows import OpRow, no_values_reason, rank
 from ..timing import duration_text
 from .summary_table import SummaryTable
 from .value_grid import ValueGrid
@@ -183,16 +183,20 @@ class Inspector(VerticalScroll, can_focus=True):
         text.append(f"{row.name}", style="bold")
         text.append(f"  {row.op_type}  ")
         text.append(row.status.upper(), style="bold")
+        # a pause after a call shows that call's time and diagnostics: another thread may
+        # have ended a call of the op since (the row's latest)
+        call = row.by_thread.get(getattr(here, "thread", None)) \
+            if here is not None and here.when != "before" else None
         if timings and not (here is not None and (here.when == "before"
                                                   or getattr(here, "not_run", ""))):
-            text.append(_duration(row))
+            text.append(_duration(row) if call is None else _duration(row, *call[:3]))
         if _ended_call(row, pause):   # a newer call runs: below is the latest that ended
             text.append(f"  · shown: latest of {row.calls:,} ended")
         elif row.calls > 1:   # a framework's op: what is shown below is one call of many
             text.append(f"  · latest of {row.calls:,} calls")
         hints = set()
         own = _kinds(pause)
-        for i, w in enumerate(_diagnostics(row, pause)):   # the pause's, then the likeliest
+        for i, w in enumerate(_diagnostics(row, pause, None if call is None else call[3])):
             text.append(f"\n⚠ {w.message}", style="bold yellow")
             if w.hint and w.hint not in hints and (i == 0 or w.kind in own):
                 hints.add(w.hint)
@@ -293,14 +297,17 @@ class Inspector(VerticalScroll, can_focus=True):
             self._show_value()
 
 
-def _duration(row: OpRow) -> str:
-    """The op's own time: none while it waits to run, never the time paused or in pdb."""
-    if row.under_pdb:
+def _duration(row: OpRow, duration_ns=..., waited_ns=0, under_pdb=False) -> str:
+    """The op's own time (its latest call's, or the one given): none while it waits to
+    run, never the time paused or in pdb."""
+    if duration_ns is ...:
+        duration_ns, waited_ns, under_pdb = row.duration_ns, row.waited_ns, row.under_pdb
+    if under_pdb:
         return "  ran under pdb: no duration"
-    if row.duration_ns is None:
+    if duration_ns is None:
         return ""
-    waited = f" (+{duration_text(row.waited_ns)} paused)" if row.waited_ns else ""
-    return f"  {duration_text(row.duration_ns)}{waited}"
+    waited = f" (+{duration_text(waited_ns)} paused)" if waited_ns else ""
+    return f"  {duration_text(duration_ns)}{waited}"
 
 
 def _pause_line(pause) -> str:
@@ -315,13 +322,16 @@ def _pause_line(pause) -> str:
     return where + (f" — {bp.describe()}" if bp is not None else "")
 
 
-def _diagnostics(row: OpRow, pause) -> list:
-    """Every diagnostic the pause is for, then the op's others (likeliest first); each once."""
+def _diagnostics(row: OpRow, pause, call_warnings=None) -> list:
+    """Every diagnostic the pause is for, then the op's others (likeliest first); each once.
+    ``call_warnings``: those of the paused call, instead of the op's latest call's."""
     own = list(getattr(pause, "warnings", ()) or ())   # a remote pause has only ``warning``
     if not own and getattr(pause, "warning", None) is not None:
         own = [pause.warning]
+    others = row.warnings if call_warnings is None else \
+        sorted(call_warnings, key=lambda w: rank(w.kind))
     shown, seen = [], set()
-    for w in own + list(row.warnings):
+    for w in own + list(others):
         if (w.kind, w.message) not in seen:
             seen.add((w.kind, w.message))
             shown.append(w)
