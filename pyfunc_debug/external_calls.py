@@ -86,6 +86,20 @@ def _flat(result) -> list:
     return [result]
 
 
+def _emitted(values, touts) -> list:
+    """A py_function's results as the op emits them: TensorFlow converts each to its Tout
+    (a Python int to int32, an int64 array cast); one of another kind (a float for an int
+    Tout) stays as returned: TensorFlow raises for it."""
+    out = []
+    for v, dt in zip(values, touts):
+        a = as_numpy(v)
+        if isinstance(a, (np.ndarray, np.generic)) and a.dtype != dt and \
+                np.can_cast(a.dtype, dt, casting="same_kind"):   # else TF raises: as returned
+            a = np.asarray(a).astype(dt)
+        out.append(a)
+    return out + list(values[len(touts):])
+
+
 def _summarized(inputs, cap, later: bool = False):
     """Before the call: the inputs' summaries, and the ``mark`` of each input the callback
     could write into (a writable array: TF hands ``numpy_function`` its tensors' memory),
@@ -212,7 +226,8 @@ class CallbackRun:
             self._failed(op, exc, inputs, inputs, run_id, tid, t0, ())
             raise
         t1 = _now()
-        outs = tuple(map(_later, _flat(result)))
+        flat = _flat(result)
+        outs = tuple(map(_later, flat if not op.touts else _emitted(flat, op.touts)))
         sink.deferred = True
         write(_new(PendingOpEnd, (ev.next_seq(), run_id, t1, tid, op.name, op.type, None,
                                   t1 - t0, ins, outs, None, None)))
@@ -274,6 +289,8 @@ class CallbackRun:
         t1 = _now()
         outputs = ([v if v.__class__ is _ndarray else as_numpy(v) for v in _flat(result)]
                    if (watch or level) else [])
+        if op.touts and outputs:
+            outputs = _emitted(outputs, op.touts)
         end = ev.OpEnd
         if later:
             outs = tuple(map(_later, outputs, repeat(cap)))

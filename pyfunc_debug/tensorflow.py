@@ -30,6 +30,7 @@ import os
 import sys
 import warnings
 
+import numpy as np
 import tensorflow as tf
 from tensorflow.python.framework import ops as tf_ops
 from tensorflow.python.ops import script_ops
@@ -105,6 +106,17 @@ def _op_of(result):
         return None
 
 
+def _numeric_touts(Tout) -> tuple:
+    """The numpy dtypes of a py_function's numeric outputs, one per output; () when any is
+    not a plain numeric or bool dtype (strings, nested specs: recorded as returned)."""
+    items = Tout if isinstance(Tout, (list, tuple)) else [Tout]
+    try:
+        dtypes = tuple(np.dtype(tf.as_dtype(t).as_numpy_dtype) for t in items)
+    except (TypeError, ValueError):
+        return ()
+    return dtypes if all(d.kind in "biufc" for d in dtypes) else ()
+
+
 def _eager_name(name, op_type: str) -> str:
     scope = tf_ops.get_name_scope()
     base = name or op_type
@@ -114,15 +126,15 @@ def _eager_name(name, op_type: str) -> str:
 _eager_ops: dict = {}
 
 
-def _eager_op(name: str, typ: str, source: str, target=None) -> ExternalOp:
+def _eager_op(name: str, typ: str, source: str, target=None, touts=()) -> ExternalOp:
     """One op per eager call site (and function): its calls are calls of one op, which
     diagnostics compare (an output shape unlike the earlier calls')."""
-    key = (name, typ, source, target)
+    key = (name, typ, source, target, touts)
     op = _eager_ops.get(key)
     if op is None:
         if len(_eager_ops) > 4096:   # call sites made in a loop (generated names)
             _eager_ops.clear()
-        op = _eager_ops[key] = ExternalOp(name, typ, source, target=target)
+        op = _eager_ops[key] = ExternalOp(name, typ, source, target=target, touts=touts)
     return op
 
 
@@ -149,14 +161,16 @@ class Instrumentation(Closing):
             typ = "EagerPyFunc" if use_eager_py_func else (
                 "PyFunc" if stateful else "PyFuncStateless")
             eager = tf.executing_eagerly()   # then the call runs in there: no op to name it
+            touts = _numeric_touts(Tout) if use_eager_py_func else ()
             holder = [(_eager_op if eager else ExternalOp)(_eager_name(name, typ), typ,
-                                                          _stack_source(), target=_code(func))]
+                                                          _stack_source(), target=_code(func),
+                                                          touts=touts)]
             result = internal_py_func(me._callback(func, holder), inp, Tout, stateful,
                                       use_eager_py_func, is_grad_func, name)
             op = None if eager else _op_of(result)
             if op is not None:  # built, not run: name it after TF's op, as the user named it
                 holder[0] = ExternalOp(op.name, op.type, _op_source(op) or holder[0].source,
-                                       target=holder[0].target)
+                                       target=holder[0].target, touts=touts)
             return result
 
         def _py_func_common(func, inp, Tout, stateful=True, name=None):

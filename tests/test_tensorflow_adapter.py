@@ -15,6 +15,7 @@ import pytest
 os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
 tf = pytest.importorskip("tensorflow")
 
+import pyfunc_debug as pfd  # noqa: E402
 from pyfunc_debug import events as ev  # noqa: E402
 from pyfunc_debug import tensorflow as pt  # noqa: E402
 from pyfunc_debug.debug import Debugger, PdbRunner  # noqa: E402
@@ -377,3 +378,26 @@ def pfd_trace(path):
 def _nothing():
     import contextlib
     return contextlib.nullcontext()
+
+
+@pytest.mark.parametrize("capture", ["summary", "deferred"])
+def test_a_py_function_result_is_recorded_as_the_op_emits_it(inst, tmp_path, capture):
+    """TF converts what a py_function returns to its Tout (a Python int, an int64 array to
+    int32): the trace said int64 where TF's own element_spec said int32. A float for an
+    int Tout is not converted (TF raises for it): it stays as returned."""
+    got = []
+    rec = pfd.trace(tmp_path / "t.jsonl") if capture == "deferred" else \
+        ev.subscribe(got.append, capture="summary")
+    with rec:
+        ds = tf.data.Dataset.range(2).map(lambda i: (
+            tf.py_function(lambda v: 3, [i], tf.int32, name="words"),
+            tf.py_function(lambda v: np.array([1, 2], np.int64), [i], tf.int32, name="arr")))
+        for _ in ds:
+            pass
+        with pytest.raises(tf.errors.InvalidArgumentError):
+            tf.py_function(lambda v: 2.5, [tf.constant(1)], tf.int32, name="half")
+    events = pfd.load_trace(tmp_path / "t.jsonl") if capture == "deferred" else got
+    outs = {e.op: e.outputs[0] for e in events if type(e).__name__ == "OpEnd"}
+    assert (outs["words"].dtype, outs["words"].min) == ("int32", 3.0)
+    assert (outs["arr"].dtype, outs["arr"].shape) == ("int32", (2,))
+    assert outs["half"].dtype == "float64" and outs["half"].min == 2.5

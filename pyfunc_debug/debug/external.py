@@ -49,6 +49,9 @@ class ExternalOp:
     wrapped: bool = True
     target: object = None
     memo: list = field(default_factory=list, compare=False, repr=False)
+    # the numpy dtypes a py_function's results are converted to (TF casts what the
+    # function returns to its Tout): what the op emits, which events record
+    touts: tuple = field(default=(), compare=False, repr=False)
     external = True
 
 
