@@ -7,6 +7,7 @@ import sys
 
 import pytest
 
+from pyfunc_debug.tui.commands import DebugCommands
 from pyfunc_debug.tui.replay import ReplayApp
 from pyfunc_debug.tui.widgets.op_list import OpList
 from test_replay import recorded, _cli  # noqa: F401 - the recorded trace fixture
@@ -78,3 +79,32 @@ def test_s_opens_the_replay_under_pdb_in_the_terminal_and_comes_back(recorded): 
     child.expect(pexpect.EOF, timeout=30)
     child.close()
     assert child.exitstatus == 0
+
+
+@pytest.mark.asyncio
+async def test_x_in_view_exports_the_trace_for_perfetto(tmp_path, monkeypatch):
+    """The docs say "press x" for a Chrome trace; in view it did nothing, and the palette
+    had no export: a recorded .jsonl could not become a Perfetto file."""
+    import json
+
+    import numpy as np
+
+    import pyfunc_debug as pfd
+    g = pfd.Graph()
+    with g.as_default():
+        x = pfd.compat.v1.placeholder(pfd.float32)
+        y = pfd.numpy_function(lambda v: v * 2, [x], pfd.float32, name="double")
+    with pfd.trace(tmp_path / "t.jsonl"), pfd.Session(graph=g) as sess:
+        sess.run(y, {x: np.float32(1)})
+    monkeypatch.chdir(tmp_path)
+    app = ReplayApp(str(tmp_path / "t.jsonl"), show_timings=False)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await pilot.press("x")
+        await pilot.pause(0.1)
+        await pilot.press("enter")   # the default name, trace.json
+        await pilot.pause(0.2)
+        titles = [title for title, _, _ in DebugCommands(app.screen)._ours()]
+    doc = json.loads((tmp_path / "trace.json").read_text())
+    assert [e["name"] for e in doc["traceEvents"] if e.get("cat") == "op"] == ["double"]
+    assert "Export the trace (x)" in titles and not any("Break when" in t for t in titles)
+    assert "Go to op double" in titles

@@ -29,7 +29,8 @@ class DebugCommands(Provider):
         """(title, callback, help) of our commands, in the order they are listed."""
         app = self.app
         ours = [("Break when… (a condition over inputs, outputs, np)",
-                 partial(app.ask_condition), _help_when())]
+                 partial(app.ask_condition), _help_when())] \
+            if hasattr(app, "ask_condition") else []   # not in a replay (view)
         if hasattr(app, "action_export"):
             ours.append(("Export the trace (x)", app.action_export,
                          ".json opens in ui.perfetto.dev, .jsonl in pyfunc-debug view"))
@@ -49,7 +50,7 @@ class DebugCommands(Provider):
     async def search(self, query: str) -> Hits:
         q = query.strip()
         for prefix in ("break when ", "when "):
-            if q.lower().startswith(prefix):
+            if q.lower().startswith(prefix) and hasattr(self.app, "add_condition"):
                 yield self._condition_hit(q[len(prefix):].strip())
                 return
         matcher = self.matcher(q)

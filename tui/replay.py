@@ -3,7 +3,7 @@
 The same op list, inspector and log as the live app, driven by a cursor over
 the recorded events instead of a running graph: ←/→ one event, [/] one run,
 e the next error or pause, home/end; s / r replay the selected op's captured faulty
-call under pdb / with the current source (``fault_replay``).
+call under pdb / with the current source (``fault_replay``); x exports the trace.
 """
 from __future__ import annotations
 
@@ -17,10 +17,12 @@ from pyfunc_debug.trace.failures import original_line
 from pyfunc_debug.trace.jsonl import load_trace
 
 from . import fault_replay
+from .commands import DebugCommands
 from .layout import compose_panes, fit_footer, title_panes
 from .log_text import format_event
 from .messages import OpSelected
 from .model import RunModel
+from .screens.export import ExportScreen
 from .values import relative_source
 from .widgets.breakpoint_list import BreakpointList
 from .widgets.event_log import EventLog
@@ -38,6 +40,7 @@ class ReplayApp(App):
 
     CSS_PATH = "app.tcss"
     TITLE = "pyfunc-debug view"
+    COMMANDS = {DebugCommands}     # export and go to op first, then Textual's
     BINDINGS = [
         # priority: the focused op list (a ScrollView) would take ←/→/home/end to scroll
         Binding("right,l", "move(1)", "next event", priority=True),
@@ -47,6 +50,7 @@ class ReplayApp(App):
         Binding("e", "next_problem", "next error/pause"),
         Binding("s", "replay_pdb", "replay in pdb"),     # a captured faulty call (fault_replay)
         Binding("r", "rerun", "re-run"),
+        Binding("x", "export", "export"),
         Binding("home", "jump(0)", "start", show=False, priority=True),
         Binding("end", "jump(-1)", "end", show=False, priority=True),
         Binding("q", "quit", "quit"),
@@ -156,6 +160,29 @@ class ReplayApp(App):
 
     def on_op_selected(self, message: OpSelected) -> None:
         self._show(message.name)
+
+    def select_op(self, name: str) -> None:
+        """The palette's "Go to op": select it in the op list (of the run at the cursor)."""
+        self.query_one(OpList).select(name)
+        self._show(name)
+
+    def action_export(self) -> None:
+        """The whole trace as a Chrome trace (.json, for Perfetto) or a .jsonl, as ``x``
+        writes a live session's."""
+        def write(path):
+            if not path:
+                return
+            from pyfunc_debug.trace.recorder import Trace
+            tr = Trace(capture="summary")
+            tr.events = list(self.events)
+            try:
+                tr.save(path)
+            except (OSError, ValueError) as e:
+                self.notify(f"export to {path} failed: {e}", title="export failed",
+                            severity="error", timeout=15)
+                return
+            self.notify(f"wrote {len(tr.events):,} events to {path}", timeout=10)
+        self.push_screen(ExportScreen(), write)
 
     def action_move(self, delta: int) -> None:
         self._goto(self.position + delta)
