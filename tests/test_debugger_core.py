@@ -740,3 +740,34 @@ def test_a_condition_that_raises_is_said_once_as_a_note_on_its_breakpoint():
     assert w.message == ("breakpoint 1: when=np.anyy(outputs[0] > 0.4) cannot fire where its "
                          "condition raises AttributeError: module 'numpy' has no attribute "
                          "'anyy' (first at op 'op0'); it counts as no hit there")
+
+
+@pytest.mark.parametrize("commands, pauses", [
+    ("n\nn\nn\n", [("first", "before"), ("second", "before")]),   # n past the return
+    ("n\nc\n", [("first", "before")]),                             # c: runs on
+])
+def test_stepping_out_of_a_stepped_into_function_pauses_before_the_next_op(commands, pauses,
+                                                                         tmp_path, monkeypatch):
+    """``n`` past the function's ``--Return--`` left pdb and ran the program to its end;
+    as ``n`` at a pause, it now pauses before the next op."""
+    monkeypatch.setenv("HOME", str(tmp_path))
+
+    def first(x):
+        y = x + 1
+        return y
+    g = pfd.Graph()
+    with g.as_default():
+        x = pfd.compat.v1.placeholder(pfd.float32)
+        a = pfd.numpy_function(first, [x], pfd.float32, name="first")
+        b = pfd.numpy_function(lambda v: v * 2, [a], pfd.float32, name="second")
+        c = pfd.numpy_function(lambda v: v * 3, [b], pfd.float32, name="third")
+    seen = []
+
+    def on_pause(p):
+        seen.append((p.op_name, p.when))
+        return "step_into" if len(seen) == 1 else "continue"
+    dbg = Debugger(on_pause=on_pause, pdb_runner=PdbRunner(io.StringIO(commands), io.StringIO()))
+    dbg.break_on(op="first")
+    with dbg, pfd.Session(graph=g) as sess:
+        assert sess.run(c, {x: np.float32(1)}) == 12
+    assert seen == pauses

@@ -162,8 +162,11 @@ class PfdApp(PauseActions, BreakpointActions, App):
             self.call_from_thread(self._target_done, status)
 
     def _target_done(self, status) -> None:
-        if self._suspended:   # a pdb session just ended and the app is not back yet: its
-            # events are still queued (tick waits), and "no op ran" would be said of them
+        quitting = self.leaving or getattr(self.bridge.link, "quit_in_pdb", None) or \
+            _bdb_quit(status)
+        if self._suspended and not quitting:   # a pdb session just ended and the app is not
+            # back yet: its events are still queued (tick waits), and "no op ran" would be
+            # said of them. (A quit leaves at once, below, without drawing again.)
             self.set_timer(0.05, lambda: self._target_done(status))
             return
         self.tick()

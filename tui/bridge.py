@@ -194,8 +194,9 @@ class Bridge:
             self.pdb_done.set()
             # what the program prints next belongs in the log: while the app is suspended
             # it would go to the terminal, under the UI once it is back (bounded: an app
-            # that is gone must not hold the program)
-            self.app_back.wait(timeout=5)
+            # that is gone must not hold the program). A quit in pdb: the app leaves at once
+            if not getattr(self.link, "quit_in_pdb", None):
+                self.app_back.wait(timeout=5)
 
     def run(self, target) -> object:
         """Run ``target()`` (in the worker) with the link started, recording events.

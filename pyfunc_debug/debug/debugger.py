@@ -23,7 +23,7 @@ from .pause import ACTIONS, Pause
 from .pdb_bridge import PdbRunner
 from .run_loop import run_debugged
 from .watch import watched_steps
-from .warned import Inbox
+from .warned import Inbox, calling
 from ..runtime.diagnose import reports_reuse
 from ..trace.summary import summarize
 
@@ -69,6 +69,7 @@ class Debugger:
         self.on_pause = on_pause if on_pause is not None else ConsoleFrontend()
         self.guard_mutation = guard_mutation
         self.pdb = pdb_runner or PdbRunner()
+        self.pdb.on_step_out = self._stepped_out
         self.breakpoints: list[Breakpoint] = []
         self.hits: list = []
         self.warnings: list = []
@@ -159,6 +160,12 @@ class Debugger:
     def take_run_start(self) -> dict:
         """op name -> the diagnostics this thread's run start raised about it (run loop)."""
         return self._inbox.take_run_start() if self._warning_sub is not None else {}
+
+    def _stepped_out(self) -> None:
+        """``n`` (or ``s``) past a stepped-into function's return: pause before the next
+        op, as ``n`` at a pause does (it ran the program on to its end). Outside a graph
+        run (a framework's callback thread) on whichever thread runs next."""
+        self._set_stepping(True, everywhere=getattr(calling, "op", None) is None)
 
     def _breakpointhook(self, *args, **kwargs):
         self.pdb.set_trace(sys._getframe(1))

@@ -223,6 +223,8 @@ class PdbRunner:
         self.stdout = stdout
         self.around = around
         self.quit_in: str | None = None   # the op whose pdb session the user quit, if any
+        # called when the user steps out of a stepped-into function (n past its return)
+        self.on_step_out = None
         self._active = threading.local()
         self._installed = threading.local()
 
@@ -304,16 +306,21 @@ class PdbRunner:
             p.reset()
             sys.settrace(p.trace_dispatch)
             try:
-                return _call_wrapped(func, *args)
+                result = _call_wrapped(func, *args)
             except bdb.BdbQuit:
                 self.quit_in = op_name
                 raise _quit(op_name, "") from None
             finally:
+                # still stepping (n, s or r past the function's return), not continued (c)
+                stepping = not p.quitting and p.stopframe is not p.botframe
                 sys.settrace(saved)
                 threading.settrace(saved_threads)
                 p.quitting = True
                 self._active.pdb = None
                 self._reinstall()
+        if stepping and self.on_step_out is not None:
+            self.on_step_out()   # the debugger pauses before the next op, as its own n does
+        return result
 
     def post_mortem(self, exc: BaseException, frame=None, returned=NOTHING, op_name: str = "",
                     aborts: bool = False, note: str = "") -> None:
@@ -346,8 +353,9 @@ class PdbRunner:
             finally:
                 p.quitting = True
                 self._reinstall()
+            if quitted and aborts:   # known before the session ends (a UI leaves at once)
+                self.quit_in = op_name
         if quitted and aborts:
-            self.quit_in = op_name
             raise _quit(op_name, " (post-mortem)") from exc
 
     def set_trace(self, frame) -> None:
