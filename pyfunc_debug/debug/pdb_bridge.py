@@ -142,7 +142,22 @@ class _Stepper:
         current = sys.gettrace()
         if getattr(current, "__self__", None) is not self:
             self._saved_trace = current
-        super().set_trace(frame)
+        self._first_stop = frame
+        try:
+            super().set_trace(frame)
+        finally:
+            self._first_stop = None
+
+    _first_stop = None   # the frame set_trace starts in, while it runs
+
+    def set_stepinstr(self):
+        # Python 3.13's set_trace stops at the very next instruction anywhere: a garbage
+        # collection's weakref callback there opened pdb in weakref.py. Stop at the next
+        # line of the frame it was called for, as every earlier Python does
+        if self._first_stop is not None:
+            self._set_stopinfo(self._first_stop, None)
+            return
+        super().set_stepinstr()
 
     def _restore_tracer(self):
         # bdb drops the thread's tracer when nothing is left to stop at: give it back
