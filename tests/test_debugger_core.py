@@ -771,3 +771,30 @@ def test_stepping_out_of_a_stepped_into_function_pauses_before_the_next_op(comma
     with dbg, pfd.Session(graph=g) as sess:
         assert sess.run(c, {x: np.float32(1)}) == 12
     assert seen == pauses
+
+
+def test_a_breakpoint_that_matched_no_op_is_named_with_the_nearest_name():
+    """A typo in a glob (featurs/*) paused nowhere and said nothing."""
+    from pyfunc_debug.debug.breakpoints import Breakpoint, unmatched
+    seen = {("features/energy", "Square"), ("features/log_intensity", "PyFunc"),
+            ("loss/total", "AddV2")}
+    bps = [Breakpoint(op="featurs/*", id=1), Breakpoint(op="features/*", id=2),
+           Breakpoint(op_type="PyFnuc", id=3), Breakpoint(on_error=True, id=4),
+           Breakpoint(op="gone", id=5)]
+    bps[4].hits = 1                      # it matched an op of an earlier graph: no note
+    assert unmatched(bps, seen) == [
+        "breakpoint 1: op=featurs/* matched no op that ran (did you mean 'features/*'?)",
+        "breakpoint 3: type=PyFnuc matched no op that ran (did you mean 'PyFunc'?)"]
+
+
+def test_run_console_names_a_breakpoint_that_matched_no_op(tmp_path):
+    import os
+    import subprocess
+    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    r = subprocess.run([sys.executable, "-m", "pyfunc_debug", "run", "--console", "--break",
+                        "featurs/*", os.path.join(root, "examples", "nan_hunt.py")],
+                       input="c\n", capture_output=True, text=True, timeout=120,
+                       env=dict(os.environ, HOME=str(tmp_path)))
+    assert r.returncode == 0, r.stderr
+    assert "pyfunc-debug run: note: breakpoint 1: op=featurs/* matched no op that ran " \
+           "(did you mean 'features/*'?)" in r.stderr

@@ -172,6 +172,7 @@ class PfdApp(PauseActions, BreakpointActions, App):
         self.tick()
         self.target_status = status
         self.target_done = True
+        self._refresh_breakpoints()   # now it says which breakpoints matched no op
         if self._quit_in_pdb() or self.leaving:
             self._leave(at_once=False)   # a quit that waited for the run to end
             return

@@ -18,6 +18,9 @@ class BreakpointActions:
     def _refresh_breakpoints(self) -> None:
         notes = [w.message for (op, kind), w in self.model.diagnostics.items()
                  if kind == "breakpoint_cannot_fire"]
+        if self.target_done:   # the program ended: a glob that matched nothing says so
+            from pyfunc_debug.debug.breakpoints import unmatched   # (the UI imports light)
+            notes += unmatched(self.bridge.link.breakpoints, self.model.seen)
         self.query_one(BreakpointList).show(self.bridge.link.breakpoints, notes)
 
     def _toggle(self, match, make) -> None:

@@ -71,9 +71,10 @@ def distinct_warnings(warnings) -> list:
 
 def exit_summary(title: str, model, status: int, report: str = "", exported=(),
                  interrupted: bool = False, unfinished: bool = False,
-                 target_status: int | None = None) -> str:
+                 target_status: int | None = None, notes=()) -> str:
     """The text to print; ``report`` is the program's traceback or abort line;
-    ``target_status``: attached, the exit status the target's process gave."""
+    ``target_status``: attached, the exit status the target's process gave; ``notes``:
+    breakpoints that matched no op."""
     lines = [report] if report else []
     runs = f"{model.runs} run{'s' if model.runs != 1 else ''}"
     failed = len(model.failures)
@@ -98,6 +99,8 @@ def exit_summary(title: str, model, status: int, report: str = "", exported=(),
         lines.append(f"  warning{times}: {w.message}")
     if len(warnings) > MAX_LISTED:
         lines.append(f"  … and {len(warnings) - MAX_LISTED} more distinct warnings")
+    for note in notes:
+        lines.append(f"  note: {note}")
     for path, n in exported:
         lines.append(f"  trace: {n:,} events written to {path}")
     return "\n".join(lines)

@@ -81,9 +81,11 @@ def run_app(app) -> int:
     if isinstance(result, BaseException):
         report = f"pyfunc-debug: internal error: {type(result).__name__}: {result}"
     sys.stdout.flush()
+    from pyfunc_debug.debug.breakpoints import unmatched
+    notes = unmatched(bridge.link.breakpoints, app.model.seen) if not unfinished else ()
     print(exit_summary(app.sub_title, app.model, status, report, app.exported,
-                       interrupted, unfinished, getattr(bridge.link, "target_status", None)),
-          file=sys.stderr)
+                       interrupted, unfinished, getattr(bridge.link, "target_status", None),
+                       notes), file=sys.stderr)
     if unfinished:  # stuck outside any graph run: we cannot stop it politely
         sys.stdout.flush()
         sys.stderr.flush()

@@ -37,6 +37,7 @@ class RunModel:
         self.warnings: list = []
         self.failures: list[Failure] = []
         self.diagnostics: dict = {}        # (op, kind) -> the latest Warning: what the bar counts
+        self.seen: set = set()             # (name, type) of every op run or planned, any run
         self._standing: dict = {}          # op -> Warnings not tied to a run (build time)
         self.producers: dict = {}          # op -> its inputs' producer ops (static)
         self.types: dict = {}              # op -> its type, from any event that named it
@@ -112,8 +113,11 @@ class RunModel:
             self.waits.moved_on(e.thread, e.t_ns)
         if self._paused is not None and cls is not ev.BreakpointHit and cls is not ev.Warning:
             self.unpause()
+        if cls is ev.OpStart:
+            self.seen.add((e.op, e.op_type))
         if cls is ev.RunStart:
             self._start_run(e)
+            self.seen.update(zip(e.ops, e.op_types))
         elif e.parent is not None:
             self._child(e)
         elif cls is ev.OpStart:

@@ -97,6 +97,10 @@ def _run_console(prog, breaks, kinds, guard, on_worker=False) -> int:
     if not printer.ran:   # as the UI says it: why there was nothing to watch
         from ..framework_options import nothing_recorded
         print(f"pyfunc-debug run: no op ran: {nothing_recorded()}", file=sys.stderr)
+    else:   # a glob with a typo paused nowhere: say so
+        from ..debug.breakpoints import unmatched
+        for note in unmatched(link.breakpoints, printer.ops):
+            print(f"pyfunc-debug run: note: {note}", file=sys.stderr)
     return finish(outcome)
 
 

@@ -1,11 +1,12 @@
 """Breakpoint: where to pause (op name glob, op type, condition, on error, hit count)."""
 from __future__ import annotations
 
+import difflib
 import fnmatch
 
 from .conditions import Condition, compile_condition
 
-__all__ = ["Breakpoint"]
+__all__ = ["Breakpoint", "unmatched"]
 
 # bumped when any breakpoint is added or removed (mid-run too); run loops compare it
 changes = [0]
@@ -62,3 +63,28 @@ class Breakpoint:
     def __repr__(self) -> str:
         state = "" if self.enabled else " (disabled)"
         return f"<{self.describe()}, hits={self.hits}{state}>"
+
+
+def unmatched(breakpoints, seen) -> list[str]:
+    """A note for each breakpoint on an op name or type that matched none of the ops
+    ``seen`` ((name, type) of every op that ran or was planned) and never hit: a typo in a
+    glob pauses nowhere, silently. The nearest name (or scope glob) is suggested."""
+    seen = set(seen)
+    notes = []
+    for bp in breakpoints:
+        op, typ = getattr(bp, "op", None), getattr(bp, "op_type", None)
+        if (op is None and typ is None) or getattr(bp, "hits", 0) or \
+                not getattr(bp, "enabled", True) or getattr(bp, "id", 1) == 0:
+            continue
+        if any((op is None or n == op or fnmatch.fnmatchcase(n, op)) and
+               (typ is None or t == typ) for n, t in seen):
+            continue
+        if op is not None:   # names, and their scopes as globs ("features/*")
+            names = {n for n, _ in seen}
+            options = sorted(names | {n.rsplit("/", 1)[0] + "/*" for n in names if "/" in n})
+            near = difflib.get_close_matches(op, options, n=1, cutoff=0.6)
+        else:
+            near = difflib.get_close_matches(typ, sorted({t for _, t in seen}), n=1)
+        hint = f" (did you mean {near[0]!r}?)" if near else ""
+        notes.append(f"{bp.describe()} matched no op that ran{hint}")
+    return notes
