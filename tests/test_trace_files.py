@@ -221,3 +221,21 @@ def test_trace_command_counts_the_op_runs_that_failed(tmp_path, suffix):
                         str(script)], capture_output=True, text=True, timeout=120)
     assert r.returncode == 1
     assert f"wrote 4 events (1 op run, 1 failed, in 1 run) to {out}" in r.stderr, r.stderr
+
+
+def test_a_torn_trace_is_one_warning_line_naming_the_command(tmp_path):
+    """Our own warnings read as one line of the command, not Python's two quoting our
+    source ("…/cli/traces.py:27: RuntimeWarning: … / trace = load_trace(args.trace)")."""
+    path = tmp_path / "t.jsonl"
+    with tf.trace(path), tf.Session() as sess:
+        x = tf.compat.v1.placeholder(tf.float32)
+        sess.run(tf.numpy_function(lambda v: v + 1, [x], tf.float32), {x: np.float32(1)})
+    data = path.read_bytes()
+    path.write_bytes(data[:-20])   # the last line cut
+    r = subprocess.run([sys.executable, "-m", "pyfunc_debug", "export", str(path), "-o", "-"],
+                       capture_output=True, text=True, timeout=120)
+    assert r.returncode == 0, r.stderr
+    lines = r.stderr.splitlines()
+    assert lines[0].startswith(f"pyfunc-debug export: warning: {path}:") and \
+        "skipped a truncated last line" in lines[0]
+    assert "RuntimeWarning" not in r.stderr and "load_trace(" not in r.stderr

@@ -4,6 +4,7 @@ from __future__ import annotations
 import argparse
 import os
 import sys
+import warnings
 
 from .checks import UsageError
 from .parser import SCRIPT_COMMANDS, build_parser
@@ -31,6 +32,8 @@ def main(argv=None) -> int:
     if not getattr(args, "func", None):
         parser.print_help()
         return 2
+    saved = warnings.showwarning
+    warnings.showwarning = _our_warnings_as_lines(args.command, saved)
     try:
         return args.func(args)
     except UsageError as e:
@@ -39,3 +42,19 @@ def main(argv=None) -> int:
     except BrokenPipeError:  # output piped into a reader that stopped (| head): quietly
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         return 1
+    finally:
+        warnings.showwarning = saved
+
+
+_OURS = os.path.dirname(os.path.dirname(os.path.abspath(__file__))) + os.sep
+
+
+def _our_warnings_as_lines(command: str, show):
+    """Warnings our own code raises (a trace's torn last line, a value file not read) as
+    one line naming the command, not Python's two lines quoting our source; a program's
+    own warnings as Python shows them."""
+    def _line(message, category, filename, lineno, file=None, line=None):
+        if not os.path.abspath(filename).startswith(_OURS):
+            return show(message, category, filename, lineno, file, line)
+        print(f"pyfunc-debug {command}: warning: {message}", file=file or sys.stderr)
+    return _line

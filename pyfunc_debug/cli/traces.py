@@ -4,6 +4,7 @@ from __future__ import annotations
 import os
 import shlex
 import sys
+import warnings
 
 from .checks import UsageError, input_file, output_file, why
 from .terminal import console_only, not_a_tty, tui
@@ -24,12 +25,17 @@ def cmd_view(args) -> int:
     if size > 16 << 20:
         print(f"pyfunc-debug view: loading {args.trace} ({size >> 20} MB)…", file=sys.stderr)
     try:
-        trace = load_trace(args.trace)  # fail here, with the file and line, not inside the UI
+        with warnings.catch_warnings(record=True) as caught:   # shown in the UI, below
+            warnings.simplefilter("always")
+            trace = load_trace(args.trace)  # fail here, with the file and line, not in the UI
     except (OSError, TraceFormatError) as e:
         raise UsageError(str(e)) from None
     position, note = None, ""
     if args.diff:
         position, note = first_divergence(args.trace, trace, args.diff)
+    # a torn last line (a recording cut short, or still being written): the view's status
+    # says it, where it is seen (a line printed now would be under the UI)
+    note = "  │  ".join([str(w.message) for w in caught] + ([note] if note else []))
     ui = tui()
     return ui.run_app(ui.view_app(args.trace, trace=trace, position=position, note=note))
 
