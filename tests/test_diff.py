@@ -247,3 +247,13 @@ def test_callbacks_read_back_from_a_file_match_those_in_memory(tmp_path):
             run.call(op, lambda v: v * np.float32(2), (np.full((2, 2), x, np.float32),))
         run.end()
     assert tf.diff_traces(str(tmp_path / "a.jsonl"), _callbacks([3, 1, 2])) is None
+
+
+def test_rows_are_marked_by_the_tolerances_not_by_their_text(traces):
+    """With --rtol 10 --atol 10 a min of 1 against 1.5 is no difference: it was starred."""
+    d = tf.diff_traces(traces["a"], traces["b"], rtol=0.2, atol=0)
+    assert d is not None and d.op == "inc"   # min 1 vs 1.5: beyond rtol 0.2
+    rows = {line[2:10].strip(): line[0] for line in d.report().splitlines()[4:12]}
+    # max 7 vs 7.5 and mean 4 vs 4.5 are within rtol 0.2: not marked
+    assert (rows["min"], rows["max"], rows["mean"], rows["shape"]) == ("*", " ", " ", " "), \
+        d.report()

@@ -17,7 +17,7 @@ from __future__ import annotations
 import math
 import os
 import sys
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 import numpy as np
 
@@ -50,6 +50,7 @@ class Divergence:
     labels: tuple = ("A", "B")
     events: tuple = field(default=(None, None), repr=False)  # the two OpEnd/OpError events
     absent: str = "(did not run)"    # the side with no event: what its column says
+    tolerances: tuple = (1e-5, 1e-8)  # (rtol, atol): a row is marked when beyond them
 
     def report(self) -> str:
         """Both sides side by side, then the agreeing upstream ops (what the CLI prints)."""
@@ -62,7 +63,7 @@ class Divergence:
             where += f", output {self.output}"
         lines = [f"A: {self.labels[0]}", f"B: {self.labels[1]}",
                  f"first difference at {where}: {self.reason}"]
-        lines += _side_by_side(self.a, self.b, self.events, self.absent)
+        lines += _side_by_side(self.a, self.b, self.events, self.absent, self.tolerances)
         if self.op is not None:
             names = ", ".join(self.agreed) if self.agreed else "(none)"
             lines.append(f"upstream ops that agreed ({len(self.agreed)}): {names}")
@@ -339,7 +340,7 @@ def diff_traces(a, b, rtol: float = 1e-5, atol: float = 1e-8, labels=None):
     for i, (ra, rb) in enumerate(zip(runs_a, runs_b)):
         found = _first_in_run(i, ra, rb, rtol, atol, labels)
         if found is not None:
-            return found
+            return replace(found, tolerances=(rtol, atol))
     if len(runs_a) != len(runs_b):
         i = min(len(runs_a), len(runs_b))
         return Divergence(i, None, None, None, (),
@@ -371,15 +372,22 @@ def _cell(s: ValueSummary | None, name: str, event, absent: str) -> str:
     return str(v)
 
 
-def _side_by_side(sa, sb, events, absent) -> list:
+def _side_by_side(sa, sb, events, absent, tolerances=(1e-5, 1e-8)) -> list:
+    """Rows of both sides; ``*`` marks a row that differs — min, max and mean only beyond
+    the tolerances (``diff --rtol/--atol``), as the comparison itself decides."""
     if sa is None and sb is None and events == (None, None):
         return []
     width = max(24, min(48, max(len(_cell(sa, n, events[0], absent)) for n in _ROWS) + 2))
     out = [f"  {'':8}{'A':<{width}}B"]
     for name in _ROWS:
         ca, cb = _cell(sa, name, events[0], absent), _cell(sb, name, events[1], absent)
-        mark = " " if ca == cb else "*"
-        out.append(f"{mark} {name:8}{ca[:width - 2]:<{width}}{cb[:60]}")
+        same = ca == cb
+        if not same and name in _NUMERIC and sa is not None and sb is not None:
+            x, y = getattr(sa, name), getattr(sb, name)
+            same = isinstance(x, float) and isinstance(y, float) and _close(x, y, *tolerances)
+        if len(ca) > width - 2:   # cut: say so, as B's column does (its preview's "…")
+            ca = ca[:width - 3] + "…"
+        out.append(f"{' ' if same else '*'} {name:8}{ca:<{width}}{cb[:60]}")
     return out
 
 
