@@ -584,6 +584,9 @@ async def test_palette_shows_a_syntax_error_and_adds_nothing():
         if isinstance(app.screen, CommandPalette):
             await pilot.press("escape")
         assert app.bridge.debugger.breakpoints == []
+        # Enter on it says so: it closed the palette and dropped the condition silently
+        assert any("No breakpoint added:" in str(n.message) for n in app._notifications), \
+            list(app._notifications)
         gate.set()
         await _finished(pilot)
         assert app.bridge.debugger.hits == []

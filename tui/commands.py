@@ -66,8 +66,10 @@ class DebugCommands(Provider):
             return Hit(0.1, "break when … (type a condition over inputs, outputs, np)", lambda: None)
         try:
             compile_condition(expr)
-        except ValueError as e:
-            return Hit(0.1, f"✗ {e}", lambda: None, help="fix the expression to add it")
+        except ValueError as e:   # Enter on it says so (the palette closes)
+            return Hit(0.1, f"✗ {e}", partial(self.app.notify, f"No breakpoint added: {e}",
+                                              severity="error", timeout=10),
+                       help="fix the expression to add it")
         return Hit(1.0, f"add breakpoint: break when {expr}",
                    partial(self.app.add_condition, expr),
                    help="pauses after ops where it holds" if "outputs" in expr
