@@ -149,3 +149,30 @@ def test_a_nan_fault_whose_result_the_trace_lacks_gives_no_made_up_count():
     text, faulty = verdict(record, None, Outcome(returned=np.array([np.nan, 1.0])))
     assert (text, faulty) == ("still faulty: 1 NaN (the trace holds no recorded result to "
                               "compare)", True)   # it said "was 0": the recording made NaN
+
+
+def test_a_moved_project_replays_from_the_script_of_that_name_here(tmp_path):
+    """Replay is for "later, elsewhere": the recorded script was looked up only by its
+    absolute path, and a copied project could not be replayed."""
+    first = tmp_path / "first"
+    first.mkdir()
+    (first / "prog.py").write_text(textwrap.dedent("""
+        import numpy as np
+        import pyfunc_debug as tf
+        def boom(x):
+            raise ValueError("boom")
+        x = tf.compat.v1.placeholder(tf.float32, name="x")
+        y = tf.numpy_function(boom, [x], tf.float32, name="boom")
+        with tf.Session() as s:
+            s.run(y, {x: np.float32(1)})
+    """))
+    assert _cli(["trace", "-o", "t.jsonl", "--capture", "fault", "prog.py"], first).returncode == 1
+    moved = tmp_path / "moved"
+    shutil.copytree(first, moved)
+    shutil.rmtree(first)
+    r = _cli(["replay", "t.jsonl"], moved)
+    assert r.returncode == 1 and "reproduced: ValueError" in r.stdout, r.stdout + r.stderr
+    assert f"the recorded script {first / 'prog.py'} is not there; using ./prog.py" in r.stderr
+    os.unlink(moved / "prog.py")
+    r = _cli(["replay", "t.jsonl"], moved)
+    assert r.returncode == 2 and "op 'boom': the recorded script" in r.stderr

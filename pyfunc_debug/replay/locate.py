@@ -67,9 +67,16 @@ def _import(module: str, info: dict):
         spec_name = info.get("main_spec")
         if spec_name:   # run with -m: the module has a real name
             return _import_named(spec_name, file)
+        if file and not os.path.isfile(file) and os.path.isfile(os.path.basename(file)):
+            # the project moved (replay runs "later, elsewhere"): the script of that name
+            # in the current folder
+            print(f"replay: the recorded script {file} is not there; using "
+                  f"./{os.path.basename(file)}", file=sys.stderr)
+            file = os.path.abspath(os.path.basename(file))
         if not file or not os.path.isfile(file):
-            raise ReplayError(f"the recorded script {file!r} is not there any more: replay "
-                              "needs the program's source")
+            raise ReplayError(f"op '{info.get('op', '?')}': the recorded script {file!r} is "
+                              "not there any more, nor one of its name in the current folder: "
+                              "run replay in the program's folder (it needs its source)")
         return _load_script(file, info.get("qualname") or "")
     return _import_named(module, file)
 
