@@ -176,3 +176,11 @@ def test_a_moved_project_replays_from_the_script_of_that_name_here(tmp_path):
     os.unlink(moved / "prog.py")
     r = _cli(["replay", "t.jsonl"], moved)
     assert r.returncode == 2 and "op 'boom': the recorded script" in r.stderr
+
+
+def test_a_partial_is_refused_as_such_not_as_renamed():
+    """It said "function functools:? not found …: was it renamed or moved? record again",
+    which recording again cannot help."""
+    from pyfunc_debug.replay.locate import ReplayError, find_function
+    with pytest.raises(ReplayError, match="a functools object with no name to import"):
+        find_function("partial", {"module": "functools", "qualname": "?", "op": "partial"})

@@ -39,6 +39,11 @@ def find_function(op: str, info: dict):
         raise ReplayError(f"op '{op}': the trace does not name its function (recorded by an "
                           "older pyfunc-debug?): record again with --capture fault")
     name = f"{module}:{qualname}"
+    if qualname == "?":   # a functools.partial, a callable object: nothing to import by name
+        raise ReplayError(f"op '{op}': its function is a {module} object with no name to "
+                          "import (a functools.partial or a callable instance?), which replay "
+                          "cannot rebuild: call it from a module-level function and record "
+                          "again")
     if "<lambda>" in qualname or "<locals>" in qualname:
         raise ReplayError(f"op '{op}': its function {name} ({_where(info)}) is a lambda or is "
                           "defined inside another function, which replay cannot import: define "
