@@ -184,3 +184,12 @@ def test_a_partial_is_refused_as_such_not_as_renamed():
     from pyfunc_debug.replay.locate import ReplayError, find_function
     with pytest.raises(ReplayError, match="a functools object with no name to import"):
         find_function("partial", {"module": "functools", "qualname": "?", "op": "partial"})
+
+
+def test_list_takes_op_and_run_and_numbers_as_call_counts(recorded):  # noqa: F811
+    r = _cli(["replay", "t.jsonl", "--list", "--op", "lookup"], recorded)
+    assert r.returncode == 0
+    lines = r.stdout.splitlines()
+    assert len(lines) == 1 and lines[0].split()[:5] == ["1", "run", "2", "op", "'lookup'"]
+    r = _cli(["replay", "t.jsonl", "--list", "--op", "lookup", "--run", "1"], recorded)
+    assert r.stdout.strip() == "t.jsonl: no captured calls of op 'lookup' in run 1"

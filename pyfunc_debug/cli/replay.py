@@ -12,7 +12,7 @@ def cmd_replay(args) -> int:
         raise UsageError("--pdb and --post-mortem exclude each other")
     try:
         if args.list:
-            return list_calls(args.trace)
+            return list_calls(args.trace, op=args.op, run=args.run)
         mode = "pdb" if args.pdb else "post-mortem" if args.post_mortem else None
         return replay(args.trace, op=args.op, run=args.run, call=args.call, mode=mode)
     except ReplayError as e:

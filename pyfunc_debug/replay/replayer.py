@@ -94,12 +94,16 @@ def select(path, op=None, run=None, call=None):
     return function, record, events
 
 
-def list_calls(path, out=None) -> int:
-    """Print every captured call of ``path``, one a line."""
+def list_calls(path, out=None, op=None, run=None) -> int:
+    """Print every captured call of ``path`` (of op ``op``, in run ``run``), one a line,
+    numbered as ``--call`` counts them with the same ``--op``/``--run``."""
     out = out or sys.stdout
     _, functions, calls = captured(path, need_calls=False)
+    calls = [c for c in calls if (op is None or c["op"] == op) and
+             (run is None or c["run_id"] == run)]
     if not calls:
-        print(f"{path}: no captured calls", file=out)
+        which = "".join([f" of op '{op}'" if op else "", f" in run {run}" if run else ""])
+        print(f"{path}: no captured calls{which}", file=out)
         return 0
     for n, c in enumerate(calls, start=1):
         f = functions.get(c["op"], {})
