@@ -749,3 +749,17 @@ def test_a_pause_after_a_framework_call_describes_that_call_not_a_later_one():
     header = Inspector._header(None, model.rows[op], pause, lambda p: p, True).plain
     assert "100.0µs" in header and "36.0µs" not in header
     assert "in 0 = [0, -1, -2]" in header and "[0, -2, -4]" not in header
+
+
+def test_the_value_grid_says_where_the_first_nan_is():
+    """The grid shows the first 200 rows: a NaN at element 1333 was on no screen, and no
+    index was given (the plain script printed it)."""
+    from pyfunc_debug.tui.widgets.inspector import grid_of
+    a = np.ones(2000, np.float32)
+    a[1333] = np.nan
+    a[1500] = np.inf
+    assert grid_of(a)[2] == "float32[2000] — first NaN at [1333] — first 200 of 2000"
+    b = np.ones((3, 4))
+    b[2, 1] = -np.inf
+    assert grid_of(b)[2] == "float64[3, 4] — first Inf at [2, 1]"
+    assert grid_of(np.ones(3))[2] == "float64[3]"

@@ -43,7 +43,8 @@ class Values(NamedTuple):
 def grid_of(value) -> tuple[list[str], list[list[str]], str]:
     """(column labels, rows of cells, caption) for a value, bounded in size."""
     arr = np.asarray(value)
-    caption = f"{arr.dtype if arr.dtype.kind != 'O' else 'string'}{list(arr.shape)}"
+    caption = f"{arr.dtype if arr.dtype.kind != 'O' else 'string'}{list(arr.shape)}" + \
+        _first_non_finite(arr)
     if arr.ndim > 2:
         lead = (0,) * (arr.ndim - 2)
         caption += f" — slice [{', '.join('0' for _ in lead)}, :, :]"
@@ -60,6 +61,19 @@ def grid_of(value) -> tuple[list[str], list[list[str]], str]:
     if arr.shape[0] > MAX_ROWS or arr.shape[1] > MAX_COLS:
         caption += f" — first {min(arr.shape[0], MAX_ROWS)}×{cols}"
     return [""] + [str(j) for j in range(cols)], rows, caption
+
+
+def _first_non_finite(arr) -> str:
+    """Where the first NaN or Inf is (C order): the grid shows the first rows only, and the
+    element that went wrong may be far below them."""
+    if arr.dtype.kind not in "fc" or not arr.ndim or not arr.size:
+        return ""
+    bad = ~np.isfinite(arr)
+    if not bad.any():
+        return ""
+    at = np.unravel_index(int(np.argmax(bad)), arr.shape)
+    what = "NaN" if np.isnan(arr[at]) else "Inf"
+    return f" — first {what} at [{', '.join(map(str, at))}]"
 
 
 def _cell(v) -> str:
