@@ -43,20 +43,29 @@ def test_a_trace_moved_without_its_faults_file_says_it_is_missing(recorded, tmp_
                "t.jsonl.faults.jsonl, is not beside it" in r.stderr
 
 
+BOOM = """
+    import numpy as np
+    import pyfunc_debug as tf
+    def boom(x):
+        raise ValueError("boom")
+    x = tf.compat.v1.placeholder(tf.float32, name="x")
+    y = tf.numpy_function(boom, [x], tf.float32, name="boom")
+    with tf.Session() as s:
+        s.run(y, {x: np.float32(1)})
+"""
+
+
+def _record_boom(folder):
+    """``folder`` holding prog.py, whose one op raises, and its fault trace t.jsonl."""
+    folder.mkdir()
+    (folder / "prog.py").write_text(textwrap.dedent(BOOM))
+    assert _cli(["trace", "-o", "t.jsonl", "--capture", "fault", "prog.py"],
+                folder).returncode == 1
+    return folder
+
+
 def test_the_faults_file_of_another_recording_is_refused(recorded, tmp_path):  # noqa: F811
-    other = tmp_path / "other"
-    other.mkdir()
-    (other / "p.py").write_text(textwrap.dedent("""
-        import numpy as np
-        import pyfunc_debug as tf
-        def boom(x):
-            raise ValueError("boom")
-        x = tf.compat.v1.placeholder(tf.float32, name="x")
-        y = tf.numpy_function(boom, [x], tf.float32, name="boom")
-        with tf.Session() as s:
-            s.run(y, {x: np.float32(1)})
-    """))
-    assert _cli(["trace", "-o", "t.jsonl", "--capture", "fault", "p.py"], other).returncode == 1
+    other = _record_boom(tmp_path / "other")
     mixed = tmp_path / "mixed"
     mixed.mkdir()
     shutil.copy(recorded / "t.jsonl", mixed / "t.jsonl")
@@ -154,19 +163,7 @@ def test_a_nan_fault_whose_result_the_trace_lacks_gives_no_made_up_count():
 def test_a_moved_project_replays_from_the_script_of_that_name_here(tmp_path):
     """Replay is for "later, elsewhere": the recorded script was looked up only by its
     absolute path, and a copied project could not be replayed."""
-    first = tmp_path / "first"
-    first.mkdir()
-    (first / "prog.py").write_text(textwrap.dedent("""
-        import numpy as np
-        import pyfunc_debug as tf
-        def boom(x):
-            raise ValueError("boom")
-        x = tf.compat.v1.placeholder(tf.float32, name="x")
-        y = tf.numpy_function(boom, [x], tf.float32, name="boom")
-        with tf.Session() as s:
-            s.run(y, {x: np.float32(1)})
-    """))
-    assert _cli(["trace", "-o", "t.jsonl", "--capture", "fault", "prog.py"], first).returncode == 1
+    first = _record_boom(tmp_path / "first")
     moved = tmp_path / "moved"
     shutil.copytree(first, moved)
     shutil.rmtree(first)
