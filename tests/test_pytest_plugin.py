@@ -475,3 +475,58 @@ def test_the_startup_benchmark_runs_at_a_tiny_size():
     assert done.returncode == 0, done.stdout + done.stderr
     assert "plugin vs without, CPU (median per round): " in done.stdout
     assert "import of the entry module after pytest: " in done.stdout
+
+
+def test_a_nan_test_names_the_op_that_made_it(pytester):
+    """It said "no op failed" and then "step into the call of op 'halve_log' that went
+    wrong", naming neither the NaN nor where it came from."""
+    pytester.makepyfile(test_inner=GRAPH + '''
+def test_nan():
+    assert not np.isnan(run(halve_log, -1.0, tf.float32))
+''')
+    result = _inner(pytester, "--pfd-trace=traces")
+    result.assert_outcomes(failed=1)
+    result.stdout.fnmatch_lines([
+        "no op failed: the test failed outside the graph's ops",
+        "first op that went wrong: 'halve_log' (PyFunc) created at *test_inner.py:*",
+        "diagnostic: op 'halve_log' (PyFunc) made 1 NaN in output 0 from finite inputs*",
+        "step into the call of op 'halve_log' that went wrong: pyfunc-debug replay * "
+        "--op halve_log --pdb"])
+
+
+def test_a_function_defined_in_the_test_gets_no_replay_command_it_cannot_run(pytester):
+    pytester.makepyfile(test_inner=GRAPH + '''
+def test_nested():
+    def parse(x):
+        raise KeyError(3)
+    run(parse, 1.0, tf.float32)
+''')
+    result = _inner(pytester, "--pfd-trace=traces")
+    result.assert_outcomes(failed=1)
+    result.stdout.fnmatch_lines([
+        "op 'parse': its function test_nested.<locals>.parse is defined inside another "
+        "function or is a lambda: replay cannot import it*"])
+    assert "--pdb" not in result.stdout.str()   # no command that replay would refuse
+
+
+def test_under_xdist_parameter_ids_that_sanitize_alike_get_distinct_files():
+    a, b = "t.py::test_c[x/y]", "t.py::test_c[x_y]"
+    assert file_name(a, unique=True) != file_name(b, unique=True)
+    assert file_name(b, unique=True) == file_name(b) == "t.py__test_c_x_y.jsonl"
+
+
+def test_breakpoint_under_break_on_talks_on_the_terminal_not_into_the_capture(pytester):
+    """Under --pfd-break-on, breakpoint() (the debugger's hook) showed its prompts but
+    pdb's output went into the test's captured stdout: `p x` printed nothing."""
+    pytester.makepyfile(test_inner='''
+def test_bp():
+    x = 41
+    breakpoint()
+    assert x == 42
+''')
+    result = _run(pytester, "--pfd-break-on=error", stdin=b"p x\nc\n")
+    result.assert_outcomes(failed=1)
+    out = result.stdout.str()
+    before = out.split("= FAILURES =")[0]
+    assert "test_bp()" in before and "41" in before, out
+    assert "Captured stdout call" not in out

@@ -21,7 +21,8 @@ def test_a_failing_tests_trace_replays_its_failing_call(pytester):
     result.stdout.fnmatch_lines([
         "*- pyfunc-debug trace -*",
         "error: KeyError: 2  [raised as UnknownError]",
-        f"step into the call of op 'lookup' that went wrong: pyfunc-debug replay {path} --pdb",
+        f"step into the call of op 'lookup' that went wrong: pyfunc-debug replay {path} "
+        "--op lookup --pdb",
     ])
     env = dict(os.environ, PYTHONPATH=ROOT, PYTHONWARNINGS="ignore")
     done = subprocess.run([sys.executable, "-m", "pyfunc_debug", "replay", path],

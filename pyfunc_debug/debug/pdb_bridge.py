@@ -384,4 +384,7 @@ class PdbRunner:
             return
         p = make_pdb(self.stdin, self.stdout)
         p._session_cm = self._context
+        # the streams are taken again once ``around`` has given the terminal back (pytest's
+        # capture suspended: made now, pdb wrote into the capture)
+        p._streams = (self.stdin, self.stdout)
         p.set_trace(frame)

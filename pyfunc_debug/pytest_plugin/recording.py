@@ -27,11 +27,15 @@ SECTION = "pyfunc-debug trace"
 _MAX_NAME = 120
 
 
-def file_name(nodeid: str) -> str:
-    """A file name for a test id: ``tests/test_x.py::test_a[1]`` -> ``tests_test_x.py__test_a_1.jsonl``."""
+def file_name(nodeid: str, unique: bool = False) -> str:
+    """A file name for a test id: ``tests/test_x.py::test_a[1]`` -> ``tests_test_x.py__test_a_1.jsonl``;
+    ``unique``: with a digest of the id whenever the name had to change a character (under
+    xdist no worker sees the names the others gave: ``[x/y]`` and ``[x_y]`` collided)."""
     safe = re.sub(r"[^\w.-]", "_", nodeid).strip("._") or "test"
     if len(safe) > _MAX_NAME:  # keep it short and still unique
         safe = f"{safe[:_MAX_NAME - 11]}-{_digest(nodeid)}"
+    elif unique and re.search(r"[^\w.-]", nodeid.partition("[")[2][:-1]):
+        safe = f"{safe}-{_digest(nodeid)}"   # a parameter id's character was replaced
     return safe + ".jsonl"
 
 
@@ -39,30 +43,52 @@ def _digest(text: str) -> str:
     return hashlib.sha1(text.encode()).hexdigest()[:10]
 
 
-def describe(path: str, events, captured=()) -> str:
-    """The report section: the file, the first failing op and the user's exception line;
-    with ``captured`` calls (op names, in order), the command that replays the first."""
+def describe(path: str, events, captured=(), functions=None) -> str:
+    """The report section: the file, the first failing op (or the first diagnostic) and the
+    user's exception line; with ``captured`` calls (op names, in order), the command that
+    replays that op's call — or why replay cannot (its function has no importable name:
+    ``functions``, op -> its recorded identity)."""
     lines = [f"trace: {path} ({len(events)} events; replay: pyfunc-debug view {path})"]
-    _failure(lines, events)
+    op = _failure(lines, events)
     if captured:
-        lines.append(f"step into the call of op '{captured[0]}' that went wrong: "
-                     f"pyfunc-debug replay {path} --pdb")
+        op = op if op in captured else captured[0]
+        qualname = ((functions or {}).get(op) or {}).get("qualname") or ""
+        if "<locals>" in qualname or "<lambda>" in qualname or qualname == "?":
+            lines.append(f"op '{op}': its function {qualname} is defined inside another "
+                         "function or is a lambda: replay cannot import it (define it at "
+                         "module level to step into this call with pyfunc-debug replay)")
+        else:
+            lines.append(f"step into the call of op '{op}' that went wrong: "
+                         f"pyfunc-debug replay {path} --op {op} --pdb")
     return "\n".join(lines)
 
 
-def _failure(lines, events) -> None:
+# diagnostics that say an op went wrong where no op failed (a NaN made from finite inputs)
+_WRONG = ("non_finite", "shape_change", "input_modified", "mutation", "tout_mismatch")
+
+
+def _failure(lines, events) -> str | None:
+    """Add the failure's lines; the op they are about (None: none)."""
     failed = first_failure(events)
     if failed is None:
         stopped = next((e for e in events if type(e) is ev.RunEnd and not e.ok), None)
         lines.append("no op failed: the test failed outside the graph's ops" if stopped is None
                      else f"no op failed; run {stopped.run_id} ended with {stopped.error}")
-        return
+        warned = next((e for e in events if type(e) is ev.Warning and e.op and
+                       e.kind in _WRONG), None)
+        if warned is None:
+            return None
+        where = f" created at {warned.source}" if warned.source else ""
+        lines.append(f"first op that went wrong: '{warned.op}' ({warned.op_type}){where}")
+        lines.append(f"diagnostic: {warned.message}")
+        return warned.op
     where = f" created at {failed.source}" if failed.source else ""
     lines.append(f"first failing op: '{failed.op}' ({failed.op_type}){where}")
     line = original_line(failed.message)
     if failed.error_type not in line:
         line += f"  [raised as {failed.error_type}]"
     lines.append(f"error: {line}")
+    return failed.op
 
 
 class FailedTraces:
@@ -99,10 +125,12 @@ class FailedTraces:
         events = list(tr.events)
         tr.save(path)
         captured = [record["op"] for record, _ in tr.faults.kept] if tr.faults else []
-        report.sections.append((SECTION, describe(self._shown(path), events, captured)))
+        functions = tr.faults.functions if tr.faults else {}
+        report.sections.append((SECTION, describe(self._shown(path), events, captured,
+                                                  functions)))
 
     def _path(self, nodeid: str) -> Path:
-        name = file_name(nodeid)
+        name = file_name(nodeid, unique="PYTEST_XDIST_WORKER" in os.environ)
         if self._owners.setdefault(name, nodeid) != nodeid:
             name = f"{name[:-len('.jsonl')]}-{_digest(nodeid)}.jsonl"
         return self.directory / name

@@ -45,15 +45,13 @@ def captured(path, need_calls: bool = True):
         stale = " (the faults file beside it is from an earlier recording)" if calls else ""
         raise ReplayError(f"{path} holds no captured inputs (recorded with capture="
                           f"{capture!r}){stale}: record with --capture fault to replay a call")
-    if not calls:
-        if not os.path.exists(faults_path(path)):
-            raise ReplayError(f"{path} was recorded with --capture fault, but the file of its "
-                              f"captured calls, {faults_path(path)}, is not beside it: move "
-                              "or copy it, and the .values folder, with the trace")
-        if need_calls:
-            raise ReplayError(f"{path}: no wrapped call was faulty, so none was captured "
-                              "(fault capture keeps only calls that raised or made a "
-                              "diagnostic)")
+    if not calls and need_calls:
+        # the file of captured calls is written with the first one: none beside the trace
+        # is no faulty call, or a trace moved without it
+        gone = "" if os.path.exists(faults_path(path)) else \
+            f"; if it had some, {faults_path(path)} was not moved or copied with it"
+        raise ReplayError(f"{path}: no wrapped call was faulty, so none was captured (fault "
+                          f"capture keeps only calls that raised or made a diagnostic){gone}")
     return events, functions, calls
 
 
@@ -103,7 +101,9 @@ def list_calls(path, out=None, op=None, run=None) -> int:
              (run is None or c["run_id"] == run)]
     if not calls:
         which = "".join([f" of op '{op}'" if op else "", f" in run {run}" if run else ""])
-        print(f"{path}: no captured calls{which}", file=out)
+        gone = "" if os.path.exists(faults_path(path)) else \
+            f" (if it had some, {faults_path(path)} was not moved or copied with it)"
+        print(f"{path}: no captured calls{which}{gone}", file=out)
         return 0
     for n, c in enumerate(calls, start=1):
         f = functions.get(c["op"], {})
