@@ -199,8 +199,9 @@ class CallbackRun:
         if not dbgs:
             if not bus.subs:
                 return func(*args)       # the fast path: nobody looks
-            if bus.defer is not None:    # a summary .jsonl trace alone: summaries later
-                return self._deferred(op, func, args, bus.defer)
+            defer = bus.defer
+            if defer is not None:    # a summary .jsonl trace alone: summaries later
+                return self._deferred(op, func, args, defer)
         return self._observed(op, func, args, dbgs, bus)
 
     def _deferred(self, op, func, args, sink):
@@ -247,7 +248,10 @@ class CallbackRun:
         run_id = self._begin()
         level = bus.capture
         cap = bus.capture_bytes if level == 2 else 0
-        later = bus.defer is not None
+        # read once: a client that detaches while this call waits at a pause takes the
+        # sink away (bus.defer None), and the call must still end as it began
+        defer = bus.defer
+        later = defer is not None
         watch, keep = external.attention(op, dbgs) if dbgs else (False, False)
         inputs = ([a if a.__class__ is _ndarray else as_numpy(a) for a in args]
                   if (watch or keep or level) else None)
@@ -295,7 +299,7 @@ class CallbackRun:
         if later:
             outs = tuple(map(_later, outputs, repeat(cap)))
             end = PendingOpEnd
-            bus.defer.deferred = True
+            defer.deferred = True
         elif level:
             outs = tuple(map(summarize, outputs)) if not cap else tuple(
                 [summarize(v, cap) for v in outputs])

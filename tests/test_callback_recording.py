@@ -92,3 +92,30 @@ def test_a_callback_reading_a_big_input_is_not_reported():
     with pfd.trace(capture="summary") as tr:
         _calls(2, np.ones(1 << 20, np.float32), lambda v: v * 2)
     assert not [e for e in tr.events if isinstance(e, ev.Warning)]
+
+
+def test_a_call_paused_while_its_sink_goes_away_ends_cleanly():
+    """An attached client that leaves while a framework's call is paused takes its settling
+    sink away (``bus.defer`` None): the call ended with AttributeError, and TensorFlow's
+    pipeline — the user's program — died with it."""
+    import io
+
+    from pyfunc_debug.debug import Debugger
+    from pyfunc_debug.debug.console import DiagnosticPrinter
+    printer = DiagnosticPrinter(stdout=io.StringIO())
+    sub = ev.subscribe(printer, "summary", settles=printer)
+
+    def leave(pause):
+        sub.close()   # the client goes: its subscription with it
+        return "continue"
+    dbg = Debugger(on_pause=leave)
+    dbg.break_on(op="cb")
+    run = CallbackRun("tensorflow")
+    try:
+        with dbg:
+            out = run.call(ExternalOp("cb", "PyFunc", "x.py:1"), lambda v: v * 2,
+                           (np.ones(3, np.float32),))
+    finally:
+        run.end()
+        sub.close()
+    assert out.tolist() == [2.0, 2.0, 2.0]
