@@ -71,7 +71,10 @@ async def test_the_program_runs_on_while_the_ui_is_stalled_and_the_screen_catche
             assert sum(type(e) in (ev.RunStart, ev.OpStart, ev.OpEnd, ev.RunEnd)
                        for e in seen) == n
             status = str(app.query_one(StatusBar).render())
-            assert "FINISHED" in status and f"run {RUNS}" in status
+            # the status bar says the run's id, as the log does: the last of RUNS runs
+            first = next(e.run_id for e in app.bridge.recorded if type(e) is ev.RunStart)
+            assert app.model.run_id == first + RUNS - 1
+            assert "FINISHED" in status and f"run {app.model.run_id} " in status
             assert f"ops {CHAIN}/{CHAIN}" in status and f"events {n:,}" in status
             lines = list(app.query_one(EventLog).lines)
             assert f"  [stdout] run {RUNS - 1} done" in lines

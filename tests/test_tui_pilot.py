@@ -694,7 +694,9 @@ async def test_100k_events_end_with_the_right_counts_on_screen():
             log = app.query_one(EventLog)
             assert app.model.events == n
             assert "FINISHED" in status and f"events {n:,}" in status
-            assert f"run {runs}" in status and f"ops {chain}/{chain}" in status
+            first = next(e.run_id for e in app.bridge.recorded if type(e).__name__ == 'RunStart')
+            assert app.model.run_id == first + runs - 1   # the last run
+            assert f"run {app.model.run_id} " in status and f"ops {chain}/{chain}" in status
             assert log.line_count <= log.max_lines
             assert "end   ok" in log.lines[-1]
     finally:

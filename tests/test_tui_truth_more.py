@@ -763,3 +763,21 @@ def test_the_value_grid_says_where_the_first_nan_is():
     b[2, 1] = -np.inf
     assert grid_of(b)[2] == "float64[3, 4] — first Inf at [2, 1]"
     assert grid_of(np.ones(3))[2] == "float64[3]"
+
+
+def test_runs_are_numbered_as_the_events_number_them():
+    """Attached to a running target (or in a pytest process), the status bar, the warnings
+    and the exit summary counted the runs this UI saw ("run 3") while the log said the
+    target's run ids ("run 84")."""
+    from pyfunc_debug import events as ev
+    from pyfunc_debug.tui.exit_summary import exit_summary
+    from pyfunc_debug.tui.model import RunModel
+    model = RunModel()
+    for e in (ev.RunStart(1, 84, 0, 5, "session", ""),
+              ev.OpStart(2, 84, 10, 5, "b/maybe_fail", "PyFunc"),
+              ev.OpError(3, 84, 20, 5, "b/maybe_fail", "PyFunc", None, "ValueError",
+                         "ValueError: bad step 83", "x.py:3", 10),
+              ev.RunEnd(4, 84, 30, 5, 30, False, "ValueError: bad step 83")):
+        model.apply(e)
+    assert model.run_id == 84 and [f.run for f in model.failures] == [84]
+    assert "run 84: op 'b/maybe_fail'" in exit_summary("t", model, 1)

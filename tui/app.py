@@ -285,7 +285,9 @@ class PfdApp(PauseActions, BreakpointActions, App):
         m = self.model
         state = m.state if self.pause is None else "paused"
         rate = self._rate if self.show_timings and state == "running" else None   # else 0
-        self.query_one(StatusBar).show(state, m.runs, m.ops_done, m.ops_total, m.events,
+        # the run's id, as the log, the pauses and the console say it (an attached client
+        # or a pytest process saw other runs first: a count here differed from them)
+        self.query_one(StatusBar).show(state, m.run_id or 0, m.ops_done, m.ops_total, m.events,
                                        rate, self.message,
                                        len(m.diagnostics), m.ops_extra, self._warnings_from())
 
@@ -295,7 +297,7 @@ class PfdApp(PauseActions, BreakpointActions, App):
         m = self.model
         if not m.diagnostics or any(r.warnings for r in m.rows.values()):
             return ""
-        runs = sorted({m.run_number.get(w.run_id) for w in m.diagnostics.values()} - {None})
+        runs = sorted({w.run_id for w in m.diagnostics.values()} - {None})
         if not runs:
             return ""
         return f"run {runs[0]}" if len(runs) == 1 else f"runs {runs[0]}–{runs[-1]}"

@@ -48,7 +48,6 @@ class RunModel:
         self.sources: dict[str, str] = {}
         self.waits = Waits()
         self.run_t0 = {}          # run_id -> its RunStart's t_ns
-        self.run_number = {}      # run_id -> its number here ("run 2" in the status bar)
 
     # -- counters ------------------------------------------------------------------------
     def _counted(self) -> list:
@@ -180,7 +179,7 @@ class RunModel:
         row.status = "error"
         self.errors += 1
         self.last_error = f"{e.error_type} at op '{e.op}'"
-        self.failures.append(Failure(self.runs, e.op, e.op_type, e.source,
+        self.failures.append(Failure(e.run_id, e.op, e.op_type, e.source,
                                      e.error_type, original_line(e.message)))
 
     def entry(self, e, timings: bool = True):
@@ -225,7 +224,7 @@ class RunModel:
         """A failed run's end, said with the first failure's own line (``KeyError: 2``)."""
         if e.ok:
             return None
-        failed = next((f for f in self.failures if f.run == self.runs), None)
+        failed = next((f for f in self.failures if f.run == e.run_id), None)
         if failed is not None:
             return f"{failed.line} (op '{failed.op}')"
         aborted = next((r.name for r in self.rows.values() if r.status == "aborted"), None)
@@ -313,7 +312,6 @@ class RunModel:
         self.runs += 1
         self.run_id, self.run_kind = e.run_id, e.kind
         self.run_t0[e.run_id] = e.t_ns
-        self.run_number[e.run_id] = self.runs
         self.state = "running"
         self.rows, self.order = {}, []
         for name, op_type in zip(e.ops, e.op_types or ("",) * len(e.ops)):

@@ -123,7 +123,7 @@ class ReplayApp(App):
             what += f": {type(current).__name__} {getattr(current, 'op', '')}"
         if self.note:
             what += f"  │  {self.note}"
-        self.query_one(StatusBar).show(f"replay {model.state}", model.runs, model.ops_done,
+        self.query_one(StatusBar).show(f"replay {model.state}", model.run_id or 0, model.ops_done,
                                        model.ops_total, position, None, what)
 
     def _show(self, name) -> None:
