@@ -657,6 +657,9 @@ def test_an_attached_sessions_summary_gives_the_targets_exit_status():
     text = exit_summary("attached to h:1 — pid 7: t.py", RunModel(), 0, target_status=1)
     assert text.endswith("0 runs; the target's exit status 1") and "exit status 0" not in text
     assert exit_summary("t.py", RunModel(), 0).endswith("0 runs; exit status 0")
+    # detached from a target that runs on: no exit status of anyone's ("exit status 0")
+    text = exit_summary("attached to h:1 — pid 7: t.py", RunModel(), 0, detached=True)
+    assert text.endswith("0 runs; detached: the target runs on")
 
 
 @pytest.mark.asyncio

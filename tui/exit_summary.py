@@ -71,7 +71,7 @@ def distinct_warnings(warnings) -> list:
 
 def exit_summary(title: str, model, status: int, report: str = "", exported=(),
                  interrupted: bool = False, unfinished: bool = False,
-                 target_status: int | None = None, notes=()) -> str:
+                 target_status: int | None = None, notes=(), detached: bool = False) -> str:
     """The text to print; ``report`` is the program's traceback or abort line;
     ``target_status``: attached, the exit status the target's process gave; ``notes``:
     breakpoints that matched no op."""
@@ -81,6 +81,7 @@ def exit_summary(title: str, model, status: int, report: str = "", exported=(),
     how = ("interrupted (Ctrl+C)" if interrupted else
            "quit before the script finished" if unfinished else
            f"the target's exit status {target_status}" if target_status is not None else
+           "detached: the target runs on" if detached else   # this client's status is no one's
            f"exit status {status}")
     head = f"pyfunc-debug: {title}: {runs}"
     if failed:

@@ -83,9 +83,11 @@ def run_app(app) -> int:
     sys.stdout.flush()
     from pyfunc_debug.debug.breakpoints import unmatched
     notes = unmatched(bridge.link.breakpoints, app.model.seen) if not unfinished else ()
+    target_status = getattr(bridge.link, "target_status", None)
     print(exit_summary(app.sub_title, app.model, status, report, app.exported,
-                       interrupted, unfinished, getattr(bridge.link, "target_status", None),
-                       notes), file=sys.stderr)
+                       interrupted, unfinished, target_status, notes,
+                       detached=bridge.link.remote and target_status is None),
+          file=sys.stderr)
     if unfinished:  # stuck outside any graph run: we cannot stop it politely
         sys.stdout.flush()
         sys.stderr.flush()
