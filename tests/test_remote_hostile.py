@@ -646,3 +646,18 @@ def test_the_attach_command_ends_with_one_line_and_status_2_on_an_impostor(capsy
     err = capsys.readouterr().err.strip()
     assert status == 2
     assert err.startswith("pyfunc-debug attach: ") and "\n" not in err and "Traceback" not in err
+
+
+def test_a_peer_that_never_answers_is_said_to_time_out_not_to_close():
+    """It said "closed the connection during the handshake (timed out)": it had not."""
+    from pyfunc_debug.remote.client import AttachError, RemoteLink
+    srv = socket.socket()
+    srv.bind(("127.0.0.1", 0))
+    srv.listen()
+    accepted = []
+    threading.Thread(target=lambda: accepted.append(srv.accept()), daemon=True).start()
+    try:
+        with pytest.raises(AttachError, match="did not answer the handshake in time"):
+            RemoteLink("127.0.0.1:%d" % srv.getsockname()[1], TOKEN, timeout=0.5)
+    finally:
+        srv.close()

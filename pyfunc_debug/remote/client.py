@@ -95,8 +95,10 @@ class RemoteLink(Link):
                                 "is it a pyfunc-debug target?") from None
         except (ChannelClosed, OSError) as e:
             self._ch.close()
-            raise AttachError(f"{host}:{port} closed the connection during the handshake "
-                              f"({_clean(e)}); is it a pyfunc-debug target?") from None
+            timed_out = isinstance(e, TimeoutError) or _clean(e) == "timed out"   # (wrapped)
+            what = "did not answer the handshake in time" if timed_out \
+                else f"closed the connection during the handshake ({_clean(e)})"
+            raise AttachError(f"{host}:{port} {what}; is it a pyfunc-debug target?") from None
         sock.settimeout(None)
         self._req = itertools.count(1)
         self._decoder = Decoder(self.pending)
