@@ -152,7 +152,7 @@ def plugin(work) -> None:
     traces = [w for w in written if w.endswith(".jsonl") and not w.endswith(".faults.jsonl")]
     check(len(traces) == 1 and "fails_in_an_op" in traces[0],
           f"a failing test's trace is written: {written}")
-    command = f"pyfunc-debug replay {os.path.join('traces', traces[0])} --pdb"
+    command = f"pyfunc-debug replay {os.path.join('traces', traces[0])} --op div --pdb"
     check(command in r.stdout, "the failure report prints the replay command", r.stdout)
     r = sh(os.path.join(BIN, "pyfunc-debug"), "replay", os.path.join("traces", traces[0]),
            cwd=project)
