@@ -581,7 +581,9 @@ def test_a_refusal_is_printed_clean_and_a_silent_target_times_out():
     assert "\x1b" not in str(caught.value)
     fake = FakeTarget(WELCOME, trickle=True)   # the whole handshake within the timeout
     try:
-        with pytest.raises(AttachError, match="timed out"):
+        # said to time out, not to have closed the connection ("... closed the connection
+        # during the handshake (timed out)", which it had not)
+        with pytest.raises(AttachError, match="did not answer the handshake in time"):
             RemoteLink(fake.address, TOKEN, timeout=1.0)
     finally:
         fake.close()
@@ -647,17 +649,3 @@ def test_the_attach_command_ends_with_one_line_and_status_2_on_an_impostor(capsy
     assert status == 2
     assert err.startswith("pyfunc-debug attach: ") and "\n" not in err and "Traceback" not in err
 
-
-def test_a_peer_that_never_answers_is_said_to_time_out_not_to_close():
-    """It said "closed the connection during the handshake (timed out)": it had not."""
-    from pyfunc_debug.remote.client import AttachError, RemoteLink
-    srv = socket.socket()
-    srv.bind(("127.0.0.1", 0))
-    srv.listen()
-    accepted = []
-    threading.Thread(target=lambda: accepted.append(srv.accept()), daemon=True).start()
-    try:
-        with pytest.raises(AttachError, match="did not answer the handshake in time"):
-            RemoteLink("127.0.0.1:%d" % srv.getsockname()[1], TOKEN, timeout=0.5)
-    finally:
-        srv.close()
