@@ -504,8 +504,8 @@ def test_nested():
     result = _inner(pytester, "--pfd-trace=traces")
     result.assert_outcomes(failed=1)
     result.stdout.fnmatch_lines([
-        "op 'parse': its function test_nested.<locals>.parse is defined inside another "
-        "function or is a lambda: replay cannot import it*"])
+        "op 'parse': its function test_nested.<locals>.parse is a lambda or is defined "
+        "inside another function: replay cannot import it*"])
     assert "--pdb" not in result.stdout.str()   # no command that replay would refuse
 
 

@@ -181,7 +181,8 @@ def test_a_partial_is_refused_as_such_not_as_renamed():
     """It said "function functools:? not found …: was it renamed or moved? record again",
     which recording again cannot help."""
     from pyfunc_debug.replay.locate import ReplayError, find_function
-    with pytest.raises(ReplayError, match="a functools object with no name to import"):
+    with pytest.raises(ReplayError, match="is a functools.partial or a callable object with "
+                       "no name, which replay cannot import"):
         find_function("partial", {"module": "functools", "qualname": "?", "op": "partial"})
 
 

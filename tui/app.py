@@ -162,11 +162,10 @@ class PfdApp(PauseActions, BreakpointActions, App):
             self.call_from_thread(self._target_done, status)
 
     def _target_done(self, status) -> None:
-        quitting = self.leaving or getattr(self.bridge.link, "quit_in_pdb", None) or \
-            _bdb_quit(status)
-        if self._suspended and not quitting:   # a pdb session just ended and the app is not
-            # back yet: its events are still queued (tick waits), and "no op ran" would be
-            # said of them. (A quit leaves at once, below, without drawing again.)
+        if self._suspended and not (self.leaving or self._pdb_quit(status)):
+            # a pdb session just ended and the app is not back yet: its events are still
+            # queued (tick waits), and "no op ran" would be said of them. (A quit leaves at
+            # once, below, without drawing again.)
             self.set_timer(0.05, lambda: self._target_done(status))
             return
         self.tick()
@@ -377,11 +376,16 @@ class PfdApp(PauseActions, BreakpointActions, App):
             self.message = "quit in pdb: the run was aborted; leaving…"
             self._exit_timer = self.set_timer(QUIT_WAIT, lambda: self._leave(at_once=True))
 
+    def _pdb_quit(self, status) -> bool:
+        """The user quit a pdb session (the link says so, or the target ended with pdb's
+        quit)."""
+        return bool(getattr(self.bridge.link, "quit_in_pdb", None) or _bdb_quit(status))
+
     def _quit_in_pdb(self) -> bool:
         """One q quits, pdb's included: the user quit a pdb session (which aborted the run),
         so the app leaves as for its own q. Checked after each session and on every tick
         (the run may note the quit just after the session ends)."""
-        if not (getattr(self.bridge.link, "quit_in_pdb", None) or _bdb_quit(self.target_status)):
+        if not self._pdb_quit(self.target_status):
             return False
         self._leave(at_once=False)
         return True

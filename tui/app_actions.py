@@ -20,7 +20,7 @@ class BreakpointActions:
                  if kind == "breakpoint_cannot_fire"]
         if self.target_done:   # the program ended: a glob that matched nothing says so
             from pyfunc_debug.debug.breakpoints import unmatched   # (the UI imports light)
-            notes += unmatched(self.bridge.link.breakpoints, self.model.seen)
+            notes += unmatched(self.bridge.link.breakpoints, self.model.types.items())
         self.query_one(BreakpointList).show(self.bridge.link.breakpoints, notes)
 
     def _toggle(self, match, make) -> None:

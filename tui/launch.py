@@ -82,7 +82,7 @@ def run_app(app) -> int:
         report = f"pyfunc-debug: internal error: {type(result).__name__}: {result}"
     sys.stdout.flush()
     from pyfunc_debug.debug.breakpoints import unmatched
-    notes = unmatched(bridge.link.breakpoints, app.model.seen) if not unfinished else ()
+    notes = unmatched(bridge.link.breakpoints, app.model.types.items()) if not unfinished else ()
     target_status = getattr(bridge.link, "target_status", None)
     print(exit_summary(app.sub_title, app.model, status, report, app.exported,
                        interrupted, unfinished, target_status, notes,

@@ -20,6 +20,10 @@ from .timing import PdbSpan, Waits, duration_text
 # Diagnostics about an op whatever the run (it is folded, shared, blocks a gradient, …)
 _STANDING = frozenset({"folded", "deduplicated", "blocked_gradient", "breakpoint_cannot_fire"})
 
+# run kinds whose op may have calls in flight on several threads at once (a framework's
+# callbacks): a pause after one call shows that call, not another thread's (``by_thread``)
+PARALLEL_CALLS = frozenset({"tensorflow", "jax"})
+
 __all__ = ["RunModel"]
 
 
@@ -37,10 +41,11 @@ class RunModel:
         self.warnings: list = []
         self.failures: list[Failure] = []
         self.diagnostics: dict = {}        # (op, kind) -> the latest Warning: what the bar counts
-        self.seen: set = set()             # (name, type) of every op run or planned, any run
         self._standing: dict = {}          # op -> Warnings not tied to a run (build time)
         self.producers: dict = {}          # op -> its inputs' producer ops (static)
-        self.types: dict = {}              # op -> its type, from any event that named it
+        # op -> its type, from any event that named it: every op run or planned in any run
+        # (eager ops inside a py_function too), which breakpoint globs are checked against
+        self.types: dict = {}
         self._paused = None       # (row, its status before the pause)
         self.state = "idle"
         self.last_error = ""
@@ -112,11 +117,8 @@ class RunModel:
             self.waits.moved_on(e.thread, e.t_ns)
         if self._paused is not None and cls is not ev.BreakpointHit and cls is not ev.Warning:
             self.unpause()
-        if cls is ev.OpStart:
-            self.seen.add((e.op, e.op_type))
         if cls is ev.RunStart:
             self._start_run(e)
-            self.seen.update(zip(e.ops, e.op_types))
         elif e.parent is not None:
             self._child(e)
         elif cls is ev.OpStart:
@@ -132,7 +134,8 @@ class RunModel:
             row.inputs, row.outputs = e.inputs, e.outputs
             row.ended = (e.inputs, e.outputs)
             row.calls += 1
-            row.by_thread[e.thread] = [row.duration_ns, row.waited_ns, row.under_pdb, []]
+            if self.run_kind in PARALLEL_CALLS:   # only there do an op's calls overlap
+                row.by_thread[e.thread] = [row.duration_ns, row.waited_ns, row.under_pdb, []]
         elif cls is ev.OpError:
             self._op_error(e)
         elif cls is ev.RunEnd:
@@ -349,6 +352,8 @@ class RunModel:
         return row
 
     def _child(self, e) -> None:
+        if type(e) is ev.OpStart:
+            self.types.setdefault(e.op, e.op_type)
         parent = self.rows.get(e.parent)
         if parent is None:
             return

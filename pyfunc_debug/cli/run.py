@@ -99,7 +99,7 @@ def _run_console(prog, breaks, kinds, guard, on_worker=False) -> int:
         print(f"pyfunc-debug run: no op ran: {nothing_recorded()}", file=sys.stderr)
     else:   # a glob with a typo paused nowhere: say so
         from ..debug.breakpoints import unmatched
-        for note in unmatched(link.breakpoints, printer.ops):
+        for note in unmatched(link.breakpoints, printer.ops.items()):
             print(f"pyfunc-debug run: note: {note}", file=sys.stderr)
     return finish(outcome)
 

@@ -354,14 +354,14 @@ class DiagnosticPrinter:
     def __init__(self, stdout=None):
         self.stdout = stdout
         self.seen: set = set()
-        self.ops: set = set()   # (name, type) of every op run or planned: what globs matched
+        self.ops: dict = {}   # name -> type of every op run or planned: what globs matched
         self.ran = False   # a run started: the program ran something we watch
         self.deferred = False   # set by a callback that left a summary pending: unread
 
     def __call__(self, e) -> None:
         if type(e) is not ev.Warning or (e.op, e.kind) in self.seen:
-            if type(e) is ev.OpStart:
-                self.ops.add((e.op, e.op_type))
+            if type(e) is ev.OpStart:   # a dict store: no tuple made per op
+                self.ops[e.op] = e.op_type
             elif type(e) is ev.RunStart:
                 self.ran = True
                 self.ops.update(zip(e.ops, e.op_types))

@@ -51,12 +51,14 @@ def describe(path: str, events, captured=(), functions=None) -> str:
     lines = [f"trace: {path} ({len(events)} events; replay: pyfunc-debug view {path})"]
     op = _failure(lines, events)
     if captured:
+        from ..replay.locate import unimportable   # the rule replay itself applies
         op = op if op in captured else captured[0]
         qualname = ((functions or {}).get(op) or {}).get("qualname") or ""
-        if "<locals>" in qualname or "<lambda>" in qualname or qualname == "?":
-            lines.append(f"op '{op}': its function {qualname} is defined inside another "
-                         "function or is a lambda: replay cannot import it (define it at "
-                         "module level to step into this call with pyfunc-debug replay)")
+        why = unimportable(qualname)
+        if why:
+            lines.append(f"op '{op}': its function {qualname} is {why}: replay cannot import "
+                         "it (define it at module level to step into this call with "
+                         "pyfunc-debug replay)")
         else:
             lines.append(f"step into the call of op '{op}' that went wrong: "
                          f"pyfunc-debug replay {path} --op {op} --pdb")

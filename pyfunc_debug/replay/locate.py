@@ -18,7 +18,7 @@ import sys
 from ..trace.faults import source_hash
 from .script_defs import load_definitions
 
-__all__ = ["ReplayError", "find_function", "source_changed", "MAIN_NAME"]
+__all__ = ["ReplayError", "find_function", "source_changed", "unimportable", "MAIN_NAME"]
 
 MAIN_NAME = "__pfd_replay_main__"   # the module a recorded ``__main__`` script is loaded as
 
@@ -32,6 +32,16 @@ def _where(info) -> str:
     return f"{where}:{info['line']}" if info.get("line") else where
 
 
+def unimportable(qualname: str) -> str:
+    """Why replay cannot import a function of this qualname ("" when it can): nothing to
+    find by name in its module."""
+    if qualname == "?":   # identity() of a functools.partial, a callable instance
+        return "a functools.partial or a callable object with no name"
+    if "<lambda>" in qualname or "<locals>" in qualname:
+        return "a lambda or is defined inside another function"
+    return ""
+
+
 def find_function(op: str, info: dict):
     """The function ``info`` (a function record) names, imported now."""
     module, qualname = info.get("module"), info.get("qualname")
@@ -39,15 +49,10 @@ def find_function(op: str, info: dict):
         raise ReplayError(f"op '{op}': the trace does not name its function (recorded by an "
                           "older pyfunc-debug?): record again with --capture fault")
     name = f"{module}:{qualname}"
-    if qualname == "?":   # a functools.partial, a callable object: nothing to import by name
-        raise ReplayError(f"op '{op}': its function is a {module} object with no name to "
-                          "import (a functools.partial or a callable instance?), which replay "
-                          "cannot rebuild: call it from a module-level function and record "
-                          "again")
-    if "<lambda>" in qualname or "<locals>" in qualname:
-        raise ReplayError(f"op '{op}': its function {name} ({_where(info)}) is a lambda or is "
-                          "defined inside another function, which replay cannot import: define "
-                          "it at module level and record again")
+    why = unimportable(qualname)
+    if why:
+        raise ReplayError(f"op '{op}': its function {name} ({_where(info)}) is {why}, which "
+                          "replay cannot import: define it at module level and record again")
     try:
         mod = _import(module, info)
     except ReplayError:

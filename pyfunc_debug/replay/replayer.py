@@ -46,13 +46,19 @@ def captured(path, need_calls: bool = True):
         raise ReplayError(f"{path} holds no captured inputs (recorded with capture="
                           f"{capture!r}){stale}: record with --capture fault to replay a call")
     if not calls and need_calls:
-        # the file of captured calls is written with the first one: none beside the trace
-        # is no faulty call, or a trace moved without it
-        gone = "" if os.path.exists(faults_path(path)) else \
-            f"; if it had some, {faults_path(path)} was not moved or copied with it"
+        gone = _maybe_moved(path)
         raise ReplayError(f"{path}: no wrapped call was faulty, so none was captured (fault "
-                          f"capture keeps only calls that raised or made a diagnostic){gone}")
+                          "capture keeps only calls that raised or made a diagnostic)"
+                          + (f"; {gone}" if gone else ""))
     return events, functions, calls
+
+
+def _maybe_moved(path) -> str:
+    """The file of captured calls is written with the first one: none beside a fault trace
+    is no faulty call, or a trace moved without it; said when it is not there."""
+    target = faults_path(path)
+    return "" if os.path.exists(target) else \
+        f"if it had some, {target} was not moved or copied with it"
 
 
 def select(path, op=None, run=None, call=None):
@@ -101,9 +107,8 @@ def list_calls(path, out=None, op=None, run=None) -> int:
              (run is None or c["run_id"] == run)]
     if not calls:
         which = "".join([f" of op '{op}'" if op else "", f" in run {run}" if run else ""])
-        gone = "" if os.path.exists(faults_path(path)) else \
-            f" (if it had some, {faults_path(path)} was not moved or copied with it)"
-        print(f"{path}: no captured calls{which}{gone}", file=out)
+        gone = _maybe_moved(path)
+        print(f"{path}: no captured calls{which}" + (f" ({gone})" if gone else ""), file=out)
         return 0
     for n, c in enumerate(calls, start=1):
         f = functions.get(c["op"], {})

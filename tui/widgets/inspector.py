@@ -203,7 +203,8 @@ class Inspector(VerticalScroll, can_focus=True):
             if here is not None and here.when != "before" else None
         if timings and not (here is not None and (here.when == "before"
                                                   or getattr(here, "not_run", ""))):
-            text.append(_duration(row) if call is None else _duration(row, *call[:3]))
+            text.append(_duration(*(call[:3] if call is not None else
+                                    (row.duration_ns, row.waited_ns, row.under_pdb))))
         if _ended_call(row, pause):   # a newer call runs: below is the latest that ended
             text.append(f"  · shown: latest of {row.calls:,} ended")
         elif row.calls > 1:   # a framework's op: what is shown below is one call of many
@@ -311,11 +312,8 @@ class Inspector(VerticalScroll, can_focus=True):
             self._show_value()
 
 
-def _duration(row: OpRow, duration_ns=..., waited_ns=0, under_pdb=False) -> str:
-    """The op's own time (its latest call's, or the one given): none while it waits to
-    run, never the time paused or in pdb."""
-    if duration_ns is ...:
-        duration_ns, waited_ns, under_pdb = row.duration_ns, row.waited_ns, row.under_pdb
+def _duration(duration_ns, waited_ns: int, under_pdb: bool) -> str:
+    """A call's own time: none while it waits to run, never the time paused or in pdb."""
     if under_pdb:
         return "  ran under pdb: no duration"
     if duration_ns is None:
