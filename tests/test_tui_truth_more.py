@@ -784,3 +784,20 @@ def test_runs_are_numbered_as_the_events_number_them():
         model.apply(e)
     assert model.run_id == 84 and [f.run for f in model.failures] == [84]
     assert "run 84: op 'b/maybe_fail'" in exit_summary("t", model, 1)
+
+
+def test_the_ui_checks_breakpoint_globs_against_every_op_it_saw():
+    """The ops a glob is checked against at the end (``unmatched``): the planned ones, the
+    ones that ran, and eager ops inside a py_function."""
+    from pyfunc_debug import events as ev
+    from pyfunc_debug.debug.breakpoints import Breakpoint, unmatched
+    from pyfunc_debug.tui.model import RunModel
+    model = RunModel()
+    for e in (ev.RunStart(1, 7, 0, 5, "session", "", ("prep/scale", "loss"), (), (),
+                          ("PyFunc", "Mean")),
+              ev.OpStart(2, 7, 10, 5, "loss/soft/Square", "Square", "loss")):
+        model.apply(e)
+    bps = [Breakpoint(op="prep/*", id=1), Breakpoint(op="loss/soft/*", id=2),
+           Breakpoint(op="prpe/*", id=3)]
+    assert unmatched(bps, model.types.items()) == [
+        "breakpoint 3: op=prpe/* matched no op that ran (did you mean 'prep/*'?)"]
