@@ -140,3 +140,44 @@ def test_equal_slot_tuples_are_one_object_in_a_chain():
     for before, step in zip(plan.steps, plan.steps[1:]):
         assert step.in_slots is before.out_slots
     assert tf.Session(graph=g).run(y, {x: 0.0}) == 50.0
+
+
+def _counted_graph():
+    """x -> a = x + 1 -> b = a * 10, and a two-output call (x + 1, x + 2) summed into c."""
+    calls = []
+    g = tf.Graph()
+    with g.as_default():
+        x = tf.compat.v1.placeholder(tf.float64)
+        a = tf.compat.v1.py_func(lambda v: calls.append("a") or v + 1.0, [x], tf.float64)
+        b = tf.compat.v1.py_func(lambda v: calls.append("b") or v * 10.0, [a], tf.float64)
+        two = tf.compat.v1.py_func(lambda v: (calls.append("two") or v + 1.0, v + 2.0),
+                                   [x], [tf.float64, tf.float64])
+        c = tf.add(two[0], two[1])
+    return g, x, a, b, two, c, calls
+
+
+def test_a_fed_tensor_inside_the_graph_replaces_what_made_it():
+    g, x, a, b, two, c, calls = _counted_graph()
+    for kw in ({}, {"inter_op_threads": 2}):
+        sess = tf.Session(graph=g, **kw)
+        calls.clear()
+        assert sess.run(b, {a: 5.0}) == 50.0
+        assert calls == ["b"]          # a's function is pruned: its value is fed
+        assert sess.run(a, {a: 7.0}) == 7.0
+        # one output of a two-output op fed: the op still runs for the other
+        calls.clear()
+        assert sess.run(c, {x: 1.0, two[1]: 100.0}) == 102.0
+        assert calls == ["two"]
+
+
+def test_a_fed_tensor_whose_op_is_also_fetched_keeps_its_fed_value_for_readers():
+    """Fetching a fed tensor's op runs it, as TensorFlow does; readers still get the fed value."""
+    g, x, a, b, two, c, calls = _counted_graph()
+    for kw in ({}, {"inter_op_threads": 2}):
+        calls.clear()
+        got = tf.Session(graph=g, **kw).run([b, a.op, a], {x: 1.0, a: 5.0})
+        assert got == [50.0, None, 5.0]
+        assert sorted(calls) == ["a", "b"]
+        calls.clear()
+        got = tf.Session(graph=g, **kw).run([c, two[0].op], {x: 1.0, two[1]: 100.0})
+        assert got == [102.0, None]

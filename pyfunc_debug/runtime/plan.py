@@ -27,6 +27,7 @@ _OP_ID = operator.attrgetter("op._id")
 
 # Step modes: how the executor calls the kernel (fixed arity avoids building a list).
 ARGS0, ARGS1, ARGS2, ARGSN = 0, 1, 2, 3
+_FED = -(1 << 62)   # an op's first slot when its outputs are slotted one by one (compile)
 
 
 @dataclass(eq=False, slots=True)
@@ -148,7 +149,11 @@ def _compile(graph, fetches: list, feeds: list, fold_cache: dict) -> Plan:
     fetch_ops = [f.op if isinstance(f, SymbolicTensor) else f for f in fetches
                  if not (isinstance(f, SymbolicTensor) and f in fed)]
     ops = _needed_ops(graph, fetch_ops, fed)
-    slot_of: dict = {}   # tensor -> slot
+    # A tensor's slot is its op's first slot plus its output index: a list by op._id,
+    # not a dict of a million tensors (compile per op at 1M ops, issue 28). Outputs
+    # of an op with a fed output are the exception, kept in ``odd`` by tensor.
+    base = [-1] * len(graph._ops)
+    odd: dict = {}       # tensor -> slot, for every output of an op with a fed output
     template: list = []
     producer: list = []  # slot -> index of the step writing it, or None
     last: list = []      # slot -> index of the last step reading it, or -1
@@ -166,17 +171,27 @@ def _compile(graph, fetches: list, feeds: list, fold_cache: dict) -> Plan:
     def intern(t: tuple) -> tuple:
         return t if not t else one(t[0]) if len(t) == 1 else shared.setdefault(t, t)
 
-    def new_slot(tensor, value=None):
-        slot_of[tensor] = len(template)
-        template.append(value)
-        producer.append(None)
-        last.append(-1)
+    def new_slots(n: int, value=None) -> int:
+        s = len(template)
+        template.extend([value] * n)
+        producer.extend([None] * n)
+        last.extend([-1] * n)
+        return s
+
+    def slot_of(t) -> int:
+        b = base[t.op._id]
+        return b + t.value_index if b >= 0 else odd[t]
 
     feed_slots = []
     for t in feeds:
-        if t not in slot_of:
-            new_slot(t)
-        feed_slots.append((slot_of[t], t))
+        if base[t.op._id] == -1:
+            if len(t.op.outputs) == 1:
+                base[t.op._id] = new_slots(1)
+            else:   # all its outputs by tensor, each in a slot of its own
+                base[t.op._id] = _FED
+                for o in t.op.outputs:
+                    odd[o] = new_slots(1)
+        feed_slots.append((slot_of(t), t))
 
     canonical: dict = {}
     aliases, folded, constant_ops = {}, set(), set()
@@ -185,39 +200,43 @@ def _compile(graph, fetches: list, feeds: list, fold_cache: dict) -> Plan:
     for op in ops:
         if op.type == "Placeholder" and any(o not in fed for o in op.outputs):
             raise _missing_feed(op)
-        in_slots = intern(tuple([slot_of[t] for t in op.inputs]))
+        in_slots = intern(tuple([slot_of(t) for t in op.inputs] if odd else
+                                [base[t.op._id] + t.value_index for t in op.inputs]))
         op_def = op.op_def
         key = None
-        if op_def.cse_key is not None and not op_def.stateful:
-            k = op_def.cse_key(op)
-            if k is not None:
-                key = (op_def.name, in_slots, k,
-                       tuple(sorted(id(c) for c in op.control_inputs)))
-                if key in canonical:
-                    first = canonical[key]
-                    aliases[op] = first
-                    for mine, theirs in zip(op.outputs, first.outputs):
-                        slot_of[mine] = slot_of[theirs]
-                    continue
-                canonical[key] = op
-        if op.type == "Const":
-            constant_ops.add(op)
-            new_slot(op.outputs[0], op.attrs["value"])
-            continue
-        if op in fold_cache:
-            folded.add(op)
-            constant_ops.add(op)
-            for t, v in zip(op.outputs, fold_cache[op]):
-                new_slot(t, v)
-            continue
-        for t in op.outputs:
-            if t not in slot_of:
-                new_slot(t)
+        fed_op = base[op._id] != -1   # it runs (a fetch) but readers get its fed value
+        if fed_op:
+            out_slots = tuple([new_slots(1) if t in fed else slot_of(t) for t in op.outputs])
+        else:
+            if op_def.cse_key is not None and not op_def.stateful:
+                k = op_def.cse_key(op)
+                if k is not None:
+                    key = (op_def.name, in_slots, k,
+                           tuple(sorted(id(c) for c in op.control_inputs)))
+                    if key in canonical:
+                        first = canonical[key]
+                        aliases[op] = first
+                        base[op._id] = base[first._id]
+                        continue
+                    canonical[key] = op
+            if op.type == "Const":
+                constant_ops.add(op)
+                base[op._id] = new_slots(1, op.attrs["value"])
+                continue
+            if op in fold_cache:
+                folded.add(op)
+                constant_ops.add(op)
+                base[op._id] = b = len(template)
+                for v in fold_cache[op]:
+                    new_slots(1, v)
+                continue
+            n = len(op.outputs)
+            base[op._id] = b = new_slots(n)
+            out_slots = one(b) if n == 1 else tuple(range(b, b + n))
         kernel = op_def.bind(op) if op_def.bind is not None else op_def.kernel(op.attrs)
         if op_def.extra.get("hands_out_arrays"):
             kernel = _private_constants(kernel, op, constant_ops)
-        step = Step(op, kernel, in_slots, intern(tuple([slot_of[t] for t in op.outputs])),
-                    op_def.needs_ctx)
+        step = Step(op, kernel, in_slots, intern(out_slots), op_def.needs_ctx)
         if key is not None and not op.control_inputs and \
                 all(t.op in constant_ops for t in op.inputs):
             constant_ops.add(op)
@@ -251,7 +270,7 @@ def _compile(graph, fetches: list, feeds: list, fold_cache: dict) -> Plan:
             if last_blocker is not None and not concurrent:
                 concurrent = not _reaches(steps, last_blocker, i)
             last_blocker = i
-    fetch_slots = tuple(slot_of[f] if isinstance(f, SymbolicTensor) else None for f in fetches)
+    fetch_slots = tuple(slot_of(f) if isinstance(f, SymbolicTensor) else None for f in fetches)
     frees = [()] * len(steps)   # per step, the slots no later step reads: dropped after it
     keep = set(fetch_slots)
     for s, i in enumerate(last):
