@@ -144,7 +144,11 @@ def _bind_pyfunc(op, call=None):
     func = cb.func
     invoke = func if call is None else (lambda *args: call(func, args))
     check, token = strict_checker(op.attrs["Tout"]), op.attrs["token"]
+    make = _kernel_of_one if len(op.inputs) == 1 else _kernel_of_any
+    return make(op, invoke, check, token)
 
+
+def _kernel_of_any(op, invoke, check, token):
     def kernel(*args):
         if events.fault_capture:   # capture="fault": its inputs, in case the call goes wrong
             _held_calls[get_ident()] = (op, args)
@@ -160,6 +164,29 @@ def _bind_pyfunc(op, call=None):
             e.returned = ret   # what the function gave back: the debugger shows it
             raise
         except Exception as e:  # TF converts results in Python: its errors map the same way
+            raise map_exception(e) from e
+    return kernel
+
+
+def _kernel_of_one(op, invoke, check, token):
+    """``_kernel_of_any`` for one input, the commonest: a fixed arity with its state in
+    defaults calls faster than a closure taking ``*args``, and is 100 bytes smaller
+    (a million-op plan, issue 28). The executor passes exactly one argument."""
+    def kernel(a, op=op, invoke=invoke, check=check, token=token):
+        if events.fault_capture:
+            _held_calls[get_ident()] = (op, (a,))
+        try:
+            ret = invoke(a)
+        except _PASS_THROUGH:
+            raise
+        except Exception as e:
+            raise map_exception(e) from e
+        try:
+            return check(ret, token)
+        except OpError as e:
+            e.returned = ret
+            raise
+        except Exception as e:
             raise map_exception(e) from e
     return kernel
 
