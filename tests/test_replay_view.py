@@ -108,3 +108,34 @@ async def test_x_in_view_exports_the_trace_for_perfetto(tmp_path, monkeypatch):
     assert [e["name"] for e in doc["traceEvents"] if e.get("cat") == "op"] == ["double"]
     assert "Export the trace (x)" in titles and not any("Break when" in t for t in titles)
     assert "Go to op double" in titles
+
+
+@pytest.mark.asyncio
+async def test_a_trace_that_ends_mid_run_shows_its_last_op_unfinished_not_running(tmp_path):
+    """A program killed during an op leaves a trace without the op's end or the run's: at
+    the trace's end the view said RUNNING and "no values yet: it is running", forever."""
+    import numpy as np
+
+    import pyfunc_debug as pfd
+    from pyfunc_debug.tui.widgets.inspector import Inspector
+    from pyfunc_debug.tui.widgets.status_bar import StatusBar
+    g = pfd.Graph()
+    with g.as_default():
+        x = pfd.compat.v1.placeholder(pfd.float32)
+        y = pfd.numpy_function(lambda v: v * 2, [x], pfd.float32, name="double")
+    path = tmp_path / "t.jsonl"
+    with pfd.trace(path), pfd.Session(graph=g) as sess:
+        sess.run(y, {x: np.float32(1)})
+    lines = path.read_text().splitlines(keepends=True)
+    cut = next(i for i, line in enumerate(lines) if line.startswith('["OpStart"')) + 1
+    path.write_text("".join(lines[:cut]))
+    app = ReplayApp(str(path), show_timings=False)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await pilot.pause(0.1)
+        assert app.model.rows["double"].status == "unfinished"
+        assert "UNFINISHED" in str(app.query_one(StatusBar).render())
+        assert "the trace ends while this call ran" in app.query_one(Inspector)._reason
+        await pilot.press("left")   # one event back: the run had begun, the op not yet
+        assert app.model.rows["double"].status == "pending"
+        await pilot.press("right")
+        assert app.model.rows["double"].status == "unfinished"

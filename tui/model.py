@@ -254,6 +254,17 @@ class RunModel:
             if e.inputs:
                 row.inputs_after = e.inputs
 
+    def trace_ends(self) -> None:
+        """A recorded run whose end is not in the trace (the program was killed, or is
+        still writing it): its ops that started are unfinished, not running."""
+        if self.state not in ("running", "paused"):
+            return
+        self.state = "unfinished"
+        for row in self.rows.values():
+            if row.status in ("running", "paused"):
+                row.status = "unfinished"
+        self.version += 1
+
     # -- what to look at -----------------------------------------------------------------
     def root_cause(self) -> str | None:
         """The op of this run to look at first: the first that failed, else the one

@@ -102,6 +102,8 @@ class ReplayApp(App):
             model.apply(e)
         model.events = position
         model.runs = k + 1
+        if position == len(self.events):
+            model.trace_ends()
         log = self.query_one(EventLog)
         log.clear()
         log.add(self._lines(max(0, position - LOG_WINDOW), position))

@@ -20,7 +20,7 @@ RANK = ("non_finite", "shape_change", "input_modified", "tout_mismatch", "blocke
         "deduplicated", "folded")
 
 STATUS_ICONS = {"pending": "·", "running": "▶", "done": "✓", "error": "✗", "paused": "⏸",
-                "folded": "≡", "dedup": "=", "aborted": "⊘"}
+                "folded": "≡", "dedup": "=", "aborted": "⊘", "unfinished": "…"}
 
 
 class CallInputs(NamedTuple):
@@ -135,6 +135,9 @@ def no_values_reason(row: OpRow, live: bool = True, streamed: bool = True,
         return "no values: it has not run yet in this run"
     if row.status == "running":
         return "no values yet: it is running"
+    if row.status == "unfinished":
+        return ("no values: the trace ends while this call ran (the program was stopped "
+                "then, or is still writing the trace)")
     if row.status in ("error", "aborted"):
         how = "was aborted" if row.status == "aborted" else "failed"
         if not live:
