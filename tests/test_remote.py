@@ -149,7 +149,9 @@ def test_a_printed_token_is_never_taken_for_an_option():
     assert status(min(tokens)) not in (0, 2)      # read as the token; nobody listens there
 
 
-def test_detach_mid_pause_continues_with_a_warning_and_removes_its_breakpoints(server):
+def test_detach_mid_pause_continues_with_a_warning_and_removes_its_breakpoints(server, capsys):
+    """The Warning event has no reader once the client is gone: the process's stderr,
+    where it said it listens, says it too."""
     warnings = []
     sub = ev.subscribe(lambda e: type(e) is ev.Warning and warnings.append(e))
     try:
@@ -166,6 +168,8 @@ def test_detach_mid_pause_continues_with_a_warning_and_removes_its_breakpoints(s
     np.testing.assert_array_equal(out["result"], [3, 3, 3])
     assert any(w.kind == "detached" and w.op == "double" for w in warnings)
     assert server.link.breakpoints == []           # the client's breakpoints left with it
+    assert "pyfunc-debug: the debugging client went away while op 'double' was paused; " \
+        "continuing" in capsys.readouterr().err
 
 
 def test_bad_condition_is_refused_with_its_reason(server):

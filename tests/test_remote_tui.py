@@ -75,3 +75,43 @@ async def test_tui_attached_to_a_remote_process(monkeypatch):
         server.close()
     np.testing.assert_array_equal(results[1], [1, 3, 5])
     assert server.link.breakpoints == []
+
+
+async def test_a_trace_exported_from_the_attached_ui_names_the_targets_pid(tmp_path,
+                                                                           monkeypatch):
+    """``x`` in the attached UI wrote the client's own pid into the trace (JSONL header and
+    Chrome metadata): the recording said it came from the process that only watched."""
+    import json
+    monkeypatch.chdir(tmp_path)
+    server = Server("127.0.0.1", 0, "t", LocalLink())
+    link = RemoteLink(f"127.0.0.1:{server.port}", "t")
+    link.pid = 424242          # the target's, as its welcome said (here: the same process)
+    app = attach_app(link, suspend=contextlib.nullcontext, show_timings=False)
+    g = tf.Graph()
+    with g.as_default():
+        x = tf.compat.v1.placeholder(tf.float32)
+        y = tf.numpy_function(_double, [x], tf.float32, name="double")
+
+    def target():
+        server.wait_for_client(10)
+        with tf.compat.v1.Session(graph=g) as sess:
+            sess.run(y, {x: np.ones(2, np.float32)})
+    try:
+        async with app.run_test(size=(120, 40)) as pilot:
+            threading.Thread(target=target, daemon=True).start()
+            await _until(pilot, lambda: app.model.ops_done >= 1, "the run's events")
+            for name in ("t.jsonl", "t.json"):
+                await pilot.press("x")
+                await pilot.pause(0.1)
+                app.screen.query_one("Input").value = name
+                await pilot.press("enter")
+                await _until(pilot, lambda: (tmp_path / name).exists(), name)
+            await pilot.press("q")
+            await _until(pilot, lambda: link.ended.is_set(), "the detach")
+            app.stop_ticking()
+    finally:
+        server.close()
+    header = json.loads((tmp_path / "t.jsonl").read_text().splitlines()[0])
+    assert header["pid"] == 424242
+    meta = json.loads((tmp_path / "t.json").read_text())["traceEvents"][0]
+    assert meta["args"]["os_pid"] == 424242

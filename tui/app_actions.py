@@ -68,6 +68,7 @@ class BreakpointActions:
             self.tick()
             tr = Trace(capture="summary")
             tr.events = list(self.bridge.recorded)
+            tr.pid = getattr(self.bridge.link, "pid", None)   # attached: the target's
             try:
                 tr.save(path)
                 self.message = f"wrote {len(tr.events):,} events to {path}"

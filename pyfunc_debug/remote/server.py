@@ -181,9 +181,13 @@ class Server:
                 pause, client.pause = client.pause, None
                 if pause is not None:
                     p = pause[1]
-                    self.link.debugger._warn(p.op_name, p.op_type, f"{why} while op "
-                                             f"'{p.op_name}' was paused; continuing",
-                                             "detached", p.run_id)
+                    said = f"{why} while op '{p.op_name}' was paused; continuing"
+                    self.link.debugger._warn(p.op_name, p.op_type, said, "detached", p.run_id)
+                    # the event has no reader once its client is gone: the process's own
+                    # terminal, where it said it listens, is told too
+                    with contextlib.suppress(Exception):
+                        sys.stderr.write(f"pyfunc-debug: {said}\n")
+                        sys.stderr.flush()
                 self.link.stop()
             finally:   # whatever failed above, the next client can attach
                 client.stream.queue.clear()

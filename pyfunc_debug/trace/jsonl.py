@@ -73,9 +73,10 @@ class JsonlWriter:
     they are, settled by whoever reads it (``load_trace``, ``settle_window``).
     """
 
-    def __init__(self, path, capture: str, window=None):
+    def __init__(self, path, capture: str, window=None, pid: int | None = None):
         self.path = os.fspath(path)
-        header = {"format": FORMAT, "version": VERSION, "pid": os.getpid(),
+        header = {"format": FORMAT, "version": VERSION,
+                  "pid": os.getpid() if pid is None else pid,
                   "created": time.time(), "capture": capture, "rows": schema()}
         # the file appears under its name only once its header is complete
         tmp = os.path.join(os.path.dirname(self.path) or ".",

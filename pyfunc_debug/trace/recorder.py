@@ -56,6 +56,7 @@ class Trace:
         self._kept = None   # an in-memory summary trace's settling sink (see the class)
         self._settled = 0   # events before this index are settled
         self.faults = None   # capture="fault": the ``trace.faults.FaultRecorder``
+        self.pid = None      # the process the events came from, when not this one (save)
 
     @property
     def events(self):
@@ -165,14 +166,14 @@ class Trace:
         """Write ``.events`` to ``path`` (.json or .jsonl); of a streamed trace, only its window."""
         path = os.fspath(path)
         if path.endswith(".jsonl"):
-            writer = JsonlWriter(path, self.capture)
+            writer = JsonlWriter(path, self.capture, pid=self.pid)
             for e in self.events:
                 writer.write(e)
             writer.close()
             if self.faults is not None and self._writer is None:
                 self.faults.save(path)
         elif path.endswith(".json"):
-            write_chrome(path, self.events, thread_names=self.thread_names)
+            write_chrome(path, self.events, thread_names=self.thread_names, real_pid=self.pid)
         else:
             raise ValueError(f"trace path {path!r} must end in .json or .jsonl")
 
