@@ -10,6 +10,7 @@ import warnings
 
 from .eager import tape as _tape
 from .runtime.diagnose import warn
+from .source_text import relative_source
 from .graph.graph import name_scope
 from .graph.tensor import SymbolicTensor
 from .ops.array_ops import ones_like, zeros_like
@@ -32,13 +33,14 @@ def _sum(grads):
 
 
 def _warn_blocked(op) -> None:
-    where = getattr(op, "source", "")
-    message = (f"no gradient flows through op '{op.name}' ({op.type}) created at {where}: "
+    where = str(getattr(op, "source", ""))
+    message = (f"no gradient flows through op '{op.name}' ({op.type}) created at "
+               f"{relative_source(where)}: "
                "numpy_function/py_func are not differentiable, so gradients along this path "
                "are None")
     warnings.warn(f"{message}. Use py_function for a differentiable wrapped function.",
                   stacklevel=4)
-    warn(None, op.name, op.type, "blocked_gradient", message, str(where))
+    warn(None, op.name, op.type, "blocked_gradient", message, where)
 
 
 def backprop(records, targets, seeds, sources, unconnected="none"):

@@ -6,6 +6,8 @@ chained as ``__cause__`` (TensorFlow drops it).
 """
 from __future__ import annotations
 
+from .source_text import relative_source
+
 __all__ = [
     "OpError", "CancelledError", "UnknownError", "InvalidArgumentError",
     "NotFoundError", "OutOfRangeError", "UnimplementedError",
@@ -108,4 +110,4 @@ def op_context(op) -> str:
     """``"op 'name' (Type) created at file:line"`` for error messages."""
     if op is None:
         return ""
-    return f"op '{op.name}' ({op.type}) created at {op.source}"
+    return f"op '{op.name}' ({op.type}) created at {relative_source(str(op.source))}"

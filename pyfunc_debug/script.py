@@ -18,6 +18,8 @@ import sys
 import traceback
 from dataclasses import dataclass, field
 
+from .source_text import relative_source
+
 __all__ = ["Program", "Outcome", "ProgramError", "parse_command", "check", "run_program",
            "abort_line"]
 
@@ -144,7 +146,8 @@ def run_program(program: Program) -> Outcome:
         if program.module is not None:
             runpy.run_module(program.module, run_name="__main__", alter_sys=True)
         else:
-            runpy.run_path(program.path, run_name="__main__")
+            # absolute, as `python script.py` makes __file__ and co_filename (3.9+)
+            runpy.run_path(os.path.abspath(program.path), run_name="__main__")
         return Outcome(0)
     except SystemExit as e:
         return _exit_outcome(e)
@@ -209,7 +212,7 @@ def _user_line(e: BaseException) -> str:
         name = tb.tb_frame.f_code.co_filename
         if os.path.basename(name) not in ("bdb.py", "pdb.py", "pdbpp.py") \
                 and not os.path.abspath(name).startswith(ours):
-            found = f" at {name}:{tb.tb_lineno}"
+            found = f" at {relative_source(f'{name}:{tb.tb_lineno}')}"
         tb = tb.tb_next
     return found
 

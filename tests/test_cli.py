@@ -103,6 +103,37 @@ def test_q_in_the_programs_own_breakpoint_aborts_with_one_line(tmp_path):
         assert "\nafter" not in r.stdout    # the script did not go on (pdb shows the line)
 
 
+def test_a_script_run_or_traced_sees_its_own_path_as_python_gives_it(tmp_path):
+    """``python sub/s.py`` makes ``__file__`` and ``co_filename`` absolute (3.9+); ``run`` and
+    ``trace`` gave them as typed, so a script that changed directory then read a file
+    beside itself failed only under pyfunc-debug. Screens show a source relative to the
+    working directory when it lies below it (the docs' examples), else whole."""
+    import subprocess
+    import sys
+    (tmp_path / "sub").mkdir()
+    (tmp_path / "sub" / "data.txt").write_text("42")
+    (tmp_path / "sub" / "s.py").write_text(
+        "import os\n"
+        "import pyfunc_debug as tf\n"
+        "here = os.path.dirname(__file__)\n"
+        "os.chdir(os.path.expanduser('~'))\n"
+        "print('isabs', os.path.isabs(__file__), os.path.isabs(tf.Graph.__init__.__code__"
+        ".co_filename), os.path.isabs((lambda: 0).__code__.co_filename))\n"
+        "print('data', open(os.path.join(here, 'data.txt')).read())\n"
+        "x = tf.compat.v1.placeholder(tf.float32)\n"
+        "y = tf.compat.v1.py_func(lambda v: v * 2, [x], tf.float32, name='f')\n"
+        "with tf.compat.v1.Session() as s:\n"
+        "    print(s.run(y, {x: 1.0}))\n")
+    for cmd in (["run", "--console", "--break", "f"], ["trace", "-o", str(tmp_path / "t.jsonl")]):
+        r = subprocess.run([sys.executable, "-m", "pyfunc_debug", *cmd, "sub/s.py"],
+                           input="c\n", capture_output=True, text=True, cwd=tmp_path,
+                           timeout=120)
+        assert r.returncode == 0, r.stderr
+        assert "isabs True True True" in r.stdout and "data 42" in r.stdout, r.stdout
+        if cmd[0] == "run":   # the script left the folder: its source is shown whole
+            assert f"paused before op 'f' (PyFunc) created at {tmp_path}/sub/s.py:8" in r.stdout
+
+
 @pytest.mark.parametrize("computes", [False, True])
 def test_trace_suggests_jax_only_to_a_script_that_computed_with_it(tmp_path, computes):
     """TensorFlow 2.21 imports JAX when it is installed: a TF script that recorded nothing

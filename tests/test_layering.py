@@ -20,7 +20,7 @@ import ast  # noqa: E402
 import pathlib  # noqa: E402
 
 PKG = pathlib.Path(__file__).resolve().parent.parent / "pyfunc_debug"
-BASE = {"errors", "dtypes", "nest", "events", "trace.summary"}
+BASE = {"errors", "dtypes", "nest", "events", "trace.summary", "source_text"}
 # a module in the key folder may import only from these folders/modules (and its own folder)
 LAYERS = {
     "graph": BASE,

@@ -7,7 +7,7 @@ finished is shown, labelled with the run (or "an earlier call of this run").
 """
 from __future__ import annotations
 
-import os
+from pyfunc_debug.source_text import relative_source
 
 from .widgets.inspector import Values
 
@@ -45,14 +45,3 @@ def _returned(pause):
     """What a wrapped function returned, when the op rejected it (a dtype error)."""
     error = pause.error
     return getattr(error, "returned", None) if error is not None else None
-
-
-def relative_source(source: str) -> str:
-    """``file:line`` relative to the working directory when it is below it."""
-    path, sep, where = source.partition(" (on ")  # "(on worker ADDRESS pid N)": a remote op
-    file, _, line = path.rpartition(":")
-    try:
-        rel = os.path.relpath(file)
-    except ValueError:
-        return source
-    return (f"{rel}:{line}" if not rel.startswith("..") else path) + sep + where

@@ -16,6 +16,7 @@ import numpy as np
 
 from .. import events as ev
 from ..errors import CancelledError
+from ..source_text import relative_source
 from .attachment import _attached, _lock as _attach_lock, attached
 from .breakpoints import Breakpoint, changes
 from .console import ConsoleFrontend
@@ -427,7 +428,7 @@ class Debugger:
         cap = bus.capture_bytes if bus.capture == 2 else 0
         after = tuple(summarize(a, cap) for a in args) if bus.capture else ()
         listed = ", ".join(str(i) for i in changed)
-        self._warn(op.name, op.type, f"op '{op.name}' ({op.type}) created at {op.source} "
+        self._warn(op.name, op.type, f"op '{op.name}' ({op.type}) created at {relative_source(str(op.source))} "
                    f"wrote into its input{'s' if len(changed) > 1 else ''} {listed} in place",
                    "mutation", run_id, after, str(op.source), _MODIFY_HINT)
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from ..trace.summary import summarize
+from ..source_text import relative_source
 
 __all__ = ["Pause", "ACTIONS"]
 
@@ -110,7 +111,7 @@ class Pause:
         bp = f"  [{self.breakpoint.describe()}]" if self.breakpoint is not None else ""
         place = f" inside '{self.parent}'" if self.parent else ""
         if self.source:
-            place += f" created at {self.source}"
+            place += f" created at {relative_source(self.source)}"
         ran = f" (it did not run: {self.not_run})" if self.not_run else ""
         return (f"paused {where} op '{self.op_name}' ({self.op_type}){place}, "
                 f"run {self.run_id}{ran}{bp}")

@@ -20,6 +20,7 @@ from ..errors import FailedPreconditionError
 from ..graph.graph import building_graph
 from ..graph.shape import TensorShape
 from ..graph.tensor import SymbolicTensor
+from ..source_text import relative_source
 from .array_ops import group
 from .convert import as_tensor_in, convert_to_tensor
 from .registry import OpDef, dtype_attr, register
@@ -33,7 +34,7 @@ _eager_names = itertools.count()
 
 def _uninitialized(op):
     return FailedPreconditionError(None, op, f"Attempting to use uninitialized value {op.name} "
-                                   f"(variable created at {op.source}): run its initializer "
+                                   f"(variable created at {relative_source(str(op.source))}): run its initializer "
                                    "or pfd.compat.v1.global_variables_initializer() first.")
 
 

@@ -9,6 +9,7 @@ import numpy as np
 
 from ..dtypes import scalar_or_array, to_bytes_array
 from ..graph.tensor import SymbolicTensor, Tensor
+from ..source_text import relative_source
 
 __all__ = ["convert_feed", "feed_tensor"]
 
@@ -61,7 +62,7 @@ def convert_feed(tensor, value):
     if not tensor.shape.is_compatible_with(arr.shape):
         raise ValueError(f"Cannot feed value of shape {arr.shape} for Tensor '{tensor.name}', "
                          f"which has shape {tensor.shape} (op '{tensor.op.name}' created at "
-                         f"{tensor.op.source}).")
+                         f"{relative_source(str(tensor.op.source))}).")
     return scalar_or_array(arr)
 
 

@@ -20,6 +20,7 @@ import time
 import numpy as np
 
 from .. import events as ev
+from ..source_text import relative_source
 from ..trace.summary import EXACT_LIMIT, sample_bytes as _sample, summarize
 
 __all__ = ["input_marks", "inputs_after", "report_modified"]
@@ -84,7 +85,7 @@ def report_modified(run_id, name, typ, src, before: tuple, after: tuple) -> None
     """One ``Warning`` naming the op and each input it changed, with the values after."""
     which = [j for j, (b, a) in enumerate(zip(before, after)) if a is not b]
     listed = ", ".join(str(j) for j in which)
-    message = (f"op '{name}' ({typ}){f' created at {src}' if src else ''} wrote into its "
+    message = (f"op '{name}' ({typ}){f' created at {relative_source(src)}' if src else ''} wrote into its "
                f"input{'s' if len(which) > 1 else ''} {listed} in place: the values it was given "
                f"are not the ones it left behind")
     ev.emit(ev.Warning(ev.next_seq(), run_id, time.perf_counter_ns(), threading.get_ident(),
