@@ -360,11 +360,17 @@ def test_a_worker_killed_mid_run_gives_a_clear_error_and_the_session_goes_on(cli
         dead = pfd.numpy_function(die, [x], pfd.float64, name="dies")
     with pfd.device("/job:worker/task:1"):
         fine, _pid = pfd.numpy_function(plus_one_and_pid, [x], [pfd.float64, pfd.int64])
-    with pfd.Session(cluster=client) as sess:
+    seen = []
+    with pfd.Session(cluster=client) as sess, pfd.events.subscribe(seen.append):
         with pytest.raises(pfd.errors.UnavailableError, match=r"Dask worker tcp://\S+ could "
                            r"not run ops \[dies\]"):
             sess.run(dead, {x: np.ones(1)})
         np.testing.assert_array_equal(sess.run(fine, {x: np.ones(1)}), [2.0])
+    # the task's events died with the worker: the op's failure is still an event (the UI's
+    # row, the trace), not only the exception
+    failed = [e for e in seen if type(e) is pfd.events.OpError]
+    assert [(e.op, e.error_type) for e in failed] == [("dies", "UnavailableError")]
+    assert "could not run ops [dies]" in failed[0].message
 
 
 def test_a_worker_dying_in_a_pdb_session_ends_it_with_a_clear_error(client):

@@ -11,6 +11,7 @@ runs, pauses of its ops that a debugger here asked for are answered
 from __future__ import annotations
 
 import dataclasses
+import threading
 import time
 import uuid
 
@@ -120,9 +121,15 @@ class ClusterExecutor:
         except Exception as e:  # the worker died or the task could not run there
             first = plan.steps[seg.indices[0]].op
             names = ", ".join(plan.steps[i].op.name for i in seg.indices)
-            raise errors.UnavailableError(
+            err = errors.UnavailableError(
                 None, first, f"Dask worker {address} could not run ops [{names}] (the first: "
-                f"{errors.op_context(first)}): {type(e).__name__}: {e}") from e
+                f"{errors.op_context(first)}): {type(e).__name__}: {e}")
+            if ev._bus.subs:   # the task's own events died with it: the UI and trace say it
+                t1 = _now()
+                ev._bus.emit(ev.OpError(ev.next_seq(), ctx.run_id, t1, threading.get_ident(),
+                                        first.name, first.type, None, type(err).__name__,
+                                        err.message, str(first.source), t1 - t_submit))
+            raise err from e
         except BaseException:  # Ctrl+C (maybe in a pdb session relayed from the worker)
             future.cancel()
             raise
