@@ -256,6 +256,31 @@ def test_nan():
     assert "(pfd) output 0: float32[] nan=1\nnp.float32(nan)" in out
 
 
+def test_a_breakpoint_added_at_the_prompt_holds_for_the_later_tests_until_cleared(pytester):
+    """`b GLOB` at a paused test's prompt went with that test: the next test did not pause."""
+    pytester.makepyfile(test_inner=GRAPH + '''
+def test_fails():
+    run(lookup, 2, tf.int32)
+
+def test_logs():
+    assert run(halve_log, 4.0, tf.float32) > 0
+
+def test_logs_again():
+    assert run(halve_log, 4.0, tf.float32) > 0
+''')
+    result = _run(pytester, "--pfd-break-on=error", stdin=b"b halve_log\nc\nbl\ncl 2\nc\n")
+    result.assert_outcomes(failed=1, passed=2)
+    out = result.stdout.str()
+    assert "added breakpoint 2: op=halve_log, for the rest of this pytest session " \
+           "(cl 2 removes it)" in out
+    # test_logs paused there; the command line's breakpoint is in its list once
+    assert out.count("paused before op 'halve_log' (PyFunc)") == 1
+    listed = out.split("(pfd) ")[3]
+    assert listed.split("\n")[:2] == ["  <breakpoint 1: on_error, hits=0>",
+                                      "  <breakpoint 2: op=halve_log, hits=1>"]
+    assert "removed breakpoint 2: op=halve_log" in out   # and test_logs_again ran on
+
+
 def test_break_on_error_in_a_pty_c_then_q(pytester, tmp_path):
     pexpect = pytest.importorskip("pexpect")
     from test_tui_e2e import Screen
