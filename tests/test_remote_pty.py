@@ -55,6 +55,18 @@ def test_attach_console_breaks_at_the_nan_producer_and_steps_into_it(tmp_path):
         assert "-0.05" in screen.wait_for(r"\(Pdb\+*\) ")   # ... with its real input
         screen.send("\x03")                           # Ctrl+C: the remote pdb's, not ours
         assert "KeyboardInterrupt" in screen.wait_for(r"KeyboardInterrupt[\s\S]*\(Pdb\+*\) ")
+        # Ctrl+C during a blocking call in the target wakes it, as at a local terminal (an
+        # asynchronous exception waited for the sleep's end), and drops the lines typed
+        # ahead meanwhile
+        screen.send("import time; time.sleep(120); print('slept')\r")
+        screen.send("print('typed' + ' ahead')\r")
+        import time
+        time.sleep(1.0)
+        screen.send("\x03")
+        seen = screen.wait_for(r"KeyboardInterrupt[\s\S]*\(Pdb\+*\) ", timeout=30)
+        screen.send("p 6 * 7\r")
+        seen = screen.wait_for(r"42[\s\S]*\(Pdb\+*\) ")
+        assert "slept" not in seen and "typed ahead" not in seen
         screen.send("c\r")
         seen = screen.wait_for(r"\(pfd\) ")
         assert "paused after op 'features/log_intensity'" in seen and "nan=1" in seen

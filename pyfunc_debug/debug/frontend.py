@@ -9,6 +9,7 @@ to another process. Frontends are written once, against ``Link``.
 from __future__ import annotations
 
 import contextlib
+import signal
 import threading
 from dataclasses import dataclass
 
@@ -270,5 +271,19 @@ class LocalLink(Link):
 
     def interrupt_pdb(self) -> None:
         ident = self._pdb_thread
-        if ident is not None:
+        if ident is None:
+            return
+        if ident == threading.main_thread().ident and _raises_on_sigint():
+            # as a Ctrl+C at a local terminal: a signal wakes a blocking call (a sleep, a
+            # read), which an asynchronous exception would wait for
+            signal.pthread_kill(ident, signal.SIGINT)
+        else:
             raise_in_thread(ident)
+
+
+def _raises_on_sigint() -> bool:
+    """Whether SIGINT raises ``KeyboardInterrupt`` in this process (Python's own handler,
+    or pdb's while it continues): a program's own handler is not run by our Ctrl+C."""
+    handler = signal.getsignal(signal.SIGINT)
+    return handler is signal.default_int_handler or \
+        getattr(handler, "__name__", "") == "sigint_handler"

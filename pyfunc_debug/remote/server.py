@@ -209,6 +209,7 @@ class Server:
             client.steps = True
             self.link.interrupt()
         elif kind == "pdb_interrupt":
+            self.stdin.reset()   # as a terminal's Ctrl+C: lines typed ahead are dropped
             self.link.interrupt_pdb()
         elif kind == "pdb_in":
             self.stdin.feed(str(msg.get("text", "")), bool(msg.get("eof")))
