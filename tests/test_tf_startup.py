@@ -1,8 +1,11 @@
 """TensorFlow's C++ start-up lines are held back at import (``--tf``, replay), whatever
-the CPU; every other line written to stderr meanwhile still reaches it, in order."""
+the CPU; every other line written to stderr meanwhile still reaches it, in order, and
+what TensorFlow logs at run time reaches it as it does without pyfunc-debug."""
 from __future__ import annotations
 
+import importlib.util
 import os
+import re
 import subprocess
 import sys
 import textwrap
@@ -20,6 +23,12 @@ ONEDNN = (b"I0000 00:00:1795870992.767837    6686 port.cc:153] oneDNN custom ope
           b"on. You may see slightly different numerical results")
 WARN = b"W1128 13:02:11.123456    6686 cuda_executor.cc:1228] could not open file"
 ERROR = b"E0000 00:00:1795870992.806259    6686 cuda_dnn.cc:8310] Unable to register cuDNN"
+# below level 1: one message of two lines, in one write as absl writes every message
+GUARD = (b"I0000 00:00:1795934811.119705   28082 cpu_feature_guard.cc:227] This TensorFlow "
+         b"binary is optimized to use available CPU instructions in performance-critical "
+         b"operations.\nTo enable the following instructions: AVX2 AVX512F AVX512_VNNI "
+         b"AVX512_BF16 FMA, in other operations, rebuild TensorFlow with the appropriate "
+         b"compiler flags.")
 
 
 def test_lines_below_the_level_are_chatter_and_others_are_not():
@@ -33,9 +42,13 @@ def test_lines_below_the_level_are_chatter_and_others_are_not():
 
 NOISY = f"""
     import os, sys
-    os.write(2, {PREAMBLE!r} + b"\\n" + {ONEDNN!r} + b"\\n")
+    for message in ({PREAMBLE!r}, {ONEDNN!r}, {GUARD!r}):
+        os.write(2, message + b"\\n")
     print("a line of the user's", file=sys.stderr, flush=True)
-    os.write(2, {ERROR!r} + b"\\n" + {PREAMBLE!r} + b"\\n" + {ONEDNN!r} + b"\\nlast")
+    for message in ({ERROR!r}, {PREAMBLE!r}, {ONEDNN!r}):
+        os.write(2, message + b"\\n")
+    os.write(2, b"last")
+    print("TF_CPP_MIN_LOG_LEVEL", os.environ.get("TF_CPP_MIN_LOG_LEVEL"), file=sys.stderr)
 """
 
 
@@ -53,13 +66,56 @@ def _import_noisy(tmp_path, level):
     return r.stderr.decode().splitlines()
 
 
-@pytest.mark.parametrize("level", [None, "2"])   # unset: --tf's default, 2
+@pytest.mark.parametrize("level", [None, "2"])   # unset: held back as at 2, left unset
 def test_an_import_at_level_2_keeps_every_line_but_the_chatter(tmp_path, level):
+    # a message's second line goes with it; an unended line is kept as it was
     assert _import_noisy(tmp_path, level) == ["a line of the user's", ERROR.decode(),
-                                              "lastafter"]   # an unended line kept as it was
+                                              f"lastTF_CPP_MIN_LOG_LEVEL {level}", "after"]
 
 
 def test_an_import_at_level_0_keeps_everything(tmp_path):
     lines = _import_noisy(tmp_path, "0")
-    assert lines == [PREAMBLE.decode(), ONEDNN.decode(), "a line of the user's",
-                     ERROR.decode(), PREAMBLE.decode(), ONEDNN.decode(), "lastafter"]
+    assert lines == [PREAMBLE.decode(), ONEDNN.decode(), *GUARD.decode().splitlines(),
+                     "a line of the user's", ERROR.decode(), PREAMBLE.decode(),
+                     ONEDNN.decode(), "lastTF_CPP_MIN_LOG_LEVEL 0", "after"]
+
+
+FAILING_CALLBACK = """
+    import tensorflow as tf
+
+
+    def bad(x):
+        raise ValueError("boom in the callback")
+
+
+    @tf.function
+    def f(x):
+        return tf.numpy_function(bad, [x], tf.float32)
+
+
+    try:
+        f(tf.constant(1.0))
+    except tf.errors.InvalidArgumentError:
+        print("caught")
+"""
+
+
+@pytest.mark.skipif(importlib.util.find_spec("tensorflow") is None,
+                    reason="needs the tensorflow extra")
+def test_run_tf_shows_tensorflows_runtime_warnings_as_python_does(tmp_path):
+    """TF prints a failing callback's traceback in a W line at run time: under --tf too,
+    with the level unset as a user's shell has it; the start-up lines are held back."""
+    (tmp_path / "failing.py").write_text(textwrap.dedent(FAILING_CALLBACK))
+    env = dict(os.environ, PYTHONPATH=ROOT, PYTHONWARNINGS="ignore")
+    env.pop("TF_CPP_MIN_LOG_LEVEL", None)
+    r = subprocess.run([sys.executable, "-m", "pyfunc_debug", "run", "--tf", "--console",
+                        "failing.py"], cwd=tmp_path, env=env, capture_output=True, text=True,
+                       timeout=300)
+    assert r.returncode == 0 and "caught" in r.stdout, r.stdout + r.stderr
+    warning = re.search(r"^W\d{4} [^\n]* op_kernel\.cc:\d+\] INVALID_ARGUMENT: ValueError: "
+                        r"boom in the callback\nTraceback[^\0]*?failing\.py\", line 6, in bad",
+                        r.stderr, re.M)   # TF's W line, and the callback's traceback in it
+    assert warning is not None, r.stderr
+    for startup in ("All log messages before absl", "oneDNN custom operations",
+                    "cpu_feature_guard", "To enable the following instructions"):
+        assert startup not in r.stderr, r.stderr
