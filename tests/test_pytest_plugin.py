@@ -453,6 +453,44 @@ def test_a_passing_run_leaves_no_trace_dir_behind(pytester):
     assert not [p for p in os.listdir(pytester.path) if p.startswith(".pfd")]   # the check's probe
 
 
+def test_a_tests_earlier_files_go_when_it_fails_elsewhere_or_passes(pytester, monkeypatch):
+    """A test that failed in an earlier session left that call's captured inputs (.npy)
+    in DIR when it failed at another call, and all its files when it passed: replay
+    found the stale call. Other tests' files and the user's stay."""
+    from pyfunc_debug.trace.faults import load_faults
+    pytester.makepyfile(test_inner=GRAPH + '''
+import os
+
+def test_changes():
+    for v in os.environ["PFD_INPUTS"].split(","):
+        run(lookup, int(v), tf.int32)
+
+def test_fails_too():
+    run(lookup, 5, tf.int32)
+''')
+    traces = pytester.path / "traces"
+    changes = traces / "test_inner.py__test_changes.jsonl"
+
+    def files():
+        return sorted(os.fspath(p.relative_to(traces)) for p in traces.rglob("*"))
+
+    monkeypatch.setenv("PFD_INPUTS", "2")
+    _inner(pytester, "--pfd-trace=traces").assert_outcomes(failed=2)
+    (traces / "notes.txt").write_text("mine")
+    others = [f for f in files() if not f.startswith("test_inner.py__test_changes")]
+
+    monkeypatch.setenv("PFD_INPUTS", "1,3")   # fails at its second run's call now
+    _inner(pytester, "--pfd-trace=traces", "-k", "changes").assert_outcomes(failed=1)
+    _, calls = load_faults(changes)
+    assert [c.inputs for c in calls] == [[3]]
+    values = {f"{spec['key']}.npy" for c in calls for spec in c["inputs"]}
+    assert set(os.listdir(f"{changes}.values")) == values       # no value of the old call
+
+    monkeypatch.setenv("PFD_INPUTS", "1")     # passes now
+    _inner(pytester, "--pfd-trace=traces", "-k", "changes").assert_outcomes(passed=1)
+    assert files() == others and "notes.txt" in others
+
+
 # -- pytest-xdist ------------------------------------------------------------------------------
 
 def test_pfd_trace_under_xdist_each_worker_writes_its_failures(pytester, monkeypatch):
@@ -470,6 +508,28 @@ def test_fails_too():
         path = os.path.join("traces", name)
         result.stdout.fnmatch_lines([f"trace: {path} (* events; replay: pyfunc-debug view {path})"])
     assert "INTERNALERROR" not in result.stdout.str() + result.stderr.str()
+
+
+def test_a_test_passing_without_xdist_removes_what_it_wrote_under_xdist(pytester, monkeypatch):
+    """Under xdist a parameter id with a replaced character names its file with a digest;
+    a run without xdist left that file behind when the test passed."""
+    pytest.importorskip("xdist")
+    pytester.makepyfile(test_inner=GRAPH + '''
+import os
+import pytest
+
+@pytest.mark.parametrize("key", ["x/y"])
+def test_param(key):
+    run(lookup, int(os.environ["PFD_INPUT"]), tf.int32)
+''')
+    plugins = ("-p", "pyfunc_debug", "--pfd-trace=traces")
+    monkeypatch.setenv("PFD_INPUT", "2")
+    _light_run(pytester, monkeypatch, "-p", "xdist", "-n", "1", *plugins) \
+        .assert_outcomes(failed=1)
+    assert _written(pytester) == [file_name("test_inner.py::test_param[x/y]", unique=True)]
+    monkeypatch.setenv("PFD_INPUT", "1")
+    _light_run(pytester, monkeypatch, *plugins).assert_outcomes(passed=1)
+    assert os.listdir(pytester.path / "traces") == []
 
 
 def test_break_on_is_refused_under_xdist(pytester, monkeypatch):

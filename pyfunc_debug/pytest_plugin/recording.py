@@ -4,26 +4,36 @@ Tests are recorded with ``capture="fault"``: summaries, plus the inputs of the
 wrapped calls that failed or made a diagnostic, so the report section can give
 the ``pyfunc-debug replay FILE --pdb`` command that steps into the failing call.
 
+A test that runs replaces what an earlier session wrote for it: its trace and
+the files beside it (captured calls, their values) go before it writes new ones,
+or go if it writes none, so no stale failure stays for ``view`` or ``replay``.
+
 Registered by the entry module (``pyfunc_debug_pytest``) once DIR has been checked.
 Under xdist each worker has its own ``FailedTraces`` writing into the shared DIR;
 the report section travels to the controller with the report."""
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import os
 import re
+import warnings
 from pathlib import Path
 
 import pytest
 
 from .. import events as ev
 from ..trace.failures import first_failure, original_line
+from ..trace.faults import faults_path
+from ..trace.jsonl import origins_path
 from ..trace.recorder import Trace, trace
+from ..trace.values import valid_key, values_dir
 
 __all__ = ["FailedTraces", "TRACE_KEY", "file_name", "describe"]
 
 TRACE_KEY = pytest.StashKey[Trace]()
 SECTION = "pyfunc-debug trace"
+_VALUE_FILE = re.compile(r"([^.]+)\.npy|\.([^.]+)\.npy\.tmp")   # .tmp: a write cut short
 _MAX_NAME = 120
 
 
@@ -101,6 +111,7 @@ class FailedTraces:
         self.directory = directory
         self.root = root
         self._owners: dict[str, str] = {}   # file name -> test id (two ids may sanitize alike)
+        self._written: set[str] = set()     # test ids whose files this session wrote
 
     def current(self, item) -> Trace | None:
         """The recording of ``item`` while it runs (the ``pfd_trace`` fixture hands it out)."""
@@ -111,9 +122,11 @@ class FailedTraces:
         with trace(capture="fault") as tr:
             item.stash[TRACE_KEY] = tr
             try:
-                yield
+                outcome = yield
             finally:
                 del item.stash[TRACE_KEY]   # the events go with the test
+        if outcome.excinfo is None and item.nodeid not in self._written:
+            self._remove_previous(item.nodeid)   # it passed (or failed outside any graph)
 
     @pytest.hookimpl(hookwrapper=True)
     def pytest_runtest_makereport(self, item, call):
@@ -122,8 +135,9 @@ class FailedTraces:
         tr = item.stash.get(TRACE_KEY, None)
         if not report.failed or tr is None or not tr.events:
             return
-        path = self._path(item.nodeid)
+        path = self._remove_previous(item.nodeid)   # a value file of an old call would stay
         path.parent.mkdir(parents=True, exist_ok=True)
+        self._written.add(item.nodeid)
         events = list(tr.events)
         tr.save(path)
         captured = [record["op"] for record, _ in tr.faults.kept] if tr.faults else []
@@ -137,9 +151,46 @@ class FailedTraces:
             name = f"{name[:-len('.jsonl')]}-{_digest(nodeid)}.jsonl"
         return self.directory / name
 
+    def _remove_previous(self, nodeid: str) -> Path:
+        """Remove the files an earlier session wrote for this test; its trace's path.
+
+        Only names that are this test's: the one this session gives it, and those with
+        its id's digest (another run's name under xdist, or after a clash); in the
+        values folder only value files, so a user's own file there stays."""
+        path = self._path(nodeid)
+        plain = file_name(nodeid)   # another test's, when this session gave it another name
+        names = {path.name} | {name for name in (
+            file_name(nodeid, unique=True), f"{plain[:-len('.jsonl')]}-{_digest(nodeid)}.jsonl")
+            if name != plain}
+        for name in names:
+            trace_path = self.directory / name
+            try:
+                for beside in (trace_path, faults_path(trace_path), origins_path(trace_path)):
+                    with contextlib.suppress(FileNotFoundError):
+                        os.unlink(beside)
+                _remove_values(values_dir(trace_path))
+            except OSError as exc:
+                warnings.warn(f"pyfunc-debug: an earlier trace of {nodeid} could not be "
+                              f"removed: {exc}", pytest.PytestWarning, stacklevel=1)
+        return path
+
     def _shown(self, path: Path) -> str:
         """The path relative to where pytest was started, when it is below it."""
         try:
             return os.fspath(path.relative_to(self.root))
         except ValueError:
             return os.fspath(path)
+
+
+def _remove_values(folder: str) -> None:
+    """The files ``write_value`` makes in ``folder`` (and the folder, once empty)."""
+    try:
+        entries = list(os.scandir(folder))
+    except (FileNotFoundError, NotADirectoryError):
+        return
+    for entry in entries:
+        m = _VALUE_FILE.fullmatch(entry.name)
+        if m and valid_key(m[1] or m[2]) and entry.is_file(follow_symlinks=False):
+            os.unlink(entry.path)
+    with contextlib.suppress(OSError):   # not empty: a file of the user's is in it
+        os.rmdir(folder)
