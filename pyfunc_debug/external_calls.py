@@ -154,6 +154,16 @@ def _send(bus, subs, event) -> None:
         bus.failed(sub, event, exc)
 
 
+def _refusal(op, result):
+    """The error the framework will fail ``op`` with on ``result`` once the callback
+    returned (``ExternalOp.check``), else None. It is the call's error, as if the function
+    had raised it; the framework then raises its own, as without us."""
+    try:
+        return op.check(result)
+    except Exception:   # noqa: BLE001 - a check that breaks leaves it to the framework
+        return None
+
+
 def _message(exc: BaseException) -> str:
     return "".join(traceback.format_exception_only(type(exc), exc)).strip()
 
@@ -226,6 +236,10 @@ class CallbackRun:
         except BaseException as exc:
             self._failed(op, exc, inputs, inputs, run_id, tid, t0, ())
             raise
+        refused = None if op.check is None else _refusal(op, result)
+        if refused is not None:
+            self._failed(op, refused, inputs, inputs, run_id, tid, t0, ())
+            return result
         t1 = _now()
         flat = _flat(result)
         outs = tuple(map(_later, flat if not op.touts else _emitted(flat, op.touts)))
@@ -290,6 +304,12 @@ class CallbackRun:
                 inputs = shown = [as_numpy(a) for a in args]
             self._failed(op, exc, shown, inputs, run_id, tid, t0, dbgs)
             raise
+        refused = None if op.check is None else _refusal(op, result)
+        if refused is not None:
+            if inputs is None:
+                inputs = shown = [as_numpy(a) for a in args]
+            self._failed(op, refused, shown, inputs, run_id, tid, t0, dbgs)
+            return result
         t1 = _now()
         outputs = ([v if v.__class__ is _ndarray else as_numpy(v) for v in _flat(result)]
                    if (watch or level) else [])

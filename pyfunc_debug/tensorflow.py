@@ -7,9 +7,11 @@
 breakpoints, pauses, step-into pdb and post-mortem, on whichever TF thread
 runs it; when summaries are recorded, calls raise the diagnostics our own ops do
 (``non_finite``, ``shape_change``, ``input_modified``: ``external_calls``);
-eager calls from one line are calls of one op. Requires the ``tensorflow``
-extra; this module and ``pyfunc_debug.jax`` are the only ones that import a
-framework.
+eager calls from one line are calls of one op. A graph ``numpy_function``/``py_func``
+result that TF refuses once the callback returned (a count or dtype unlike ``Tout``:
+``result_error``) is the call's ``OpError``; TF then raises its own error, as without
+us. Requires the ``tensorflow`` extra; this module and ``pyfunc_debug.jax`` are the
+only ones that import a framework.
 
 How: every callback TF builds goes through two globals of its private
 ``script_ops`` module, looked up at call time — ``_internal_py_func`` (graphs,
@@ -32,13 +34,15 @@ import warnings
 
 import numpy as np
 import tensorflow as tf
+from tensorflow.core.framework import types_pb2
 from tensorflow.python.framework import ops as tf_ops
 from tensorflow.python.ops import script_ops
+from tensorflow.python.util import tf_stack
 
 from .debug.external import ExternalOp
 from .external_calls import CallbackRun, Closing, without_our_frames
 
-__all__ = ["instrument", "uninstrument", "Instrumentation"]
+__all__ = ["instrument", "uninstrument", "Instrumentation", "result_error"]
 
 
 
@@ -117,6 +121,85 @@ def _numeric_touts(Tout) -> tuple:
     return dtypes if all(d.kind in "biufc" for d in dtypes) else ()
 
 
+def _type_name(dtype) -> str:
+    """A dtype as TF's kernels name it in their errors ("float", "double", "string")."""
+    return types_pb2.DataType.Name(dtype.as_datatype_enum)[3:].lower()
+
+
+def _kernel_dtype(a: np.ndarray):
+    """The dtype of the tensor TF's kernel makes of a converted result; None when it
+    refuses the array in a way not modelled here (a numpy type TF has no dtype for)."""
+    if a.dtype.kind in "OS":   # bytes, or an object array of bytes/str: strings
+        return tf.string
+    try:
+        return tf.as_dtype(a.dtype)
+    except TypeError:
+        return None
+
+
+def _single_none(a) -> bool:
+    """The kernel's ``IsSingleNone``: a function that returned None has no outputs."""
+    return a.dtype.kind == "O" and a.ndim == 0 and a[()] is None
+
+
+def result_error(ret, tout, token: str):
+    """The error TF fails a graph ``numpy_function``/``py_func`` with when its function
+    returned ``ret``, else None. TF finds it after the function (and our wrapper) returned:
+    its registry converts the result in Python, then the kernel checks the count and each
+    dtype against ``tout`` (TF dtypes or their names), never casting; ``token`` names the
+    function in TF's message."""
+    tout = [tf.as_dtype(t) for t in tout]
+    try:   # as FuncRegistry.__call__ does
+        if isinstance(ret, bytes):
+            ret = [ret]
+        convert = script_ops.FuncRegistry._convert
+        if isinstance(ret, (list, tuple)):
+            values = [convert(x) for x in ret]
+        else:
+            one = convert(ret)
+            values = [] if _single_none(one) else [one]
+    except Exception as e:   # noqa: BLE001 - TF's conversion raises it again, and fails on it
+        return e.with_traceback(None)
+    got = []
+    for a in values:
+        if a.dtype.kind == "O":
+            for x in a.reshape(-1):
+                if not isinstance(x, (bytes, str)):
+                    return tf.errors.InternalError(
+                        None, None, f"Unsupported object type {type(x).__name__}")
+        dtype = _kernel_dtype(a)
+        if dtype is None:
+            return None
+        got.append(dtype)
+    if len(got) != len(tout):
+        return tf.errors.InvalidArgumentError(
+            None, None, f"{token} returns {len(got)} values, but expects to see {len(tout)} "
+            "values.")
+    for i, (have, want) in enumerate(zip(got, tout)):
+        if have != want:
+            return tf.errors.InvalidArgumentError(
+                None, None, f"{i}-th value returned by {token} is {_type_name(have)}, but "
+                f"expects {_type_name(want)}")
+    return None
+
+
+def _result_check(op):
+    """``ExternalOp.check`` for a graph numpy_function/py_func op: ``result_error`` for
+    the op's Tout, the commonest result (one array of the one numeric dtype) passed at
+    once (it runs at every observed call)."""
+    tout, token = list(op.get_attr("Tout")), op.get_attr("token")
+    token = token.decode() if isinstance(token, bytes) else token
+    single = tout[0].as_numpy_dtype if len(tout) == 1 and tout[0] != tf.string else None
+    ndarray = np.ndarray
+
+    def check(ret):
+        if single is not None and (ret.__class__ is single or (
+                ret.__class__ is ndarray and ret.dtype == single)):
+            return None
+        return result_error(ret, tout, token)
+    return check, tuple(t.name for t in tout)
+
+
 def _eager_name(name, op_type: str) -> str:
     scope = tf_ops.get_name_scope()
     base = name or op_type
@@ -154,6 +237,12 @@ class Instrumentation(Closing):
 
         def _internal_py_func(func, inp, Tout, stateful=None, use_eager_py_func=False,
                               is_grad_func=False, name=None):
+            # the op's creation stack, which TF's errors quote ("defined at"), leaves out
+            # this file's frames as it leaves out TF's own: its message reads as without us
+            with tf_stack.CurrentModuleFilter():
+                return build(func, inp, Tout, stateful, use_eager_py_func, is_grad_func, name)
+
+        def build(func, inp, Tout, stateful, use_eager_py_func, is_grad_func, name):
             if is_grad_func or not callable(func) or (not me.internal and _is_internal(func)):
                 # not callable: TF's own check raises its ValueError, as without us
                 return internal_py_func(func, inp, Tout, stateful, use_eager_py_func,
@@ -169,8 +258,10 @@ class Instrumentation(Closing):
                                       use_eager_py_func, is_grad_func, name)
             op = None if eager else _op_of(result)
             if op is not None:  # built, not run: name it after TF's op, as the user named it
+                check, declared = _result_check(op) if not use_eager_py_func else (None, ())
                 holder[0] = ExternalOp(op.name, op.type, _op_source(op) or holder[0].source,
-                                       target=holder[0].target, touts=touts)
+                                       target=holder[0].target, touts=touts, check=check,
+                                       declared=declared)
             return result
 
         def _py_func_common(func, inp, Tout, stateful=True, name=None):

@@ -51,6 +51,23 @@ JAX_PROGRAM = """
 """
 
 
+WIDEN_PROGRAM = """
+    import numpy as np
+    import tensorflow as tf
+
+
+    def widen(x):
+        return x.astype(np.float64) * 2
+
+
+    if __name__ == "__main__":
+        ds = tf.data.Dataset.from_tensor_slices(np.arange(4, dtype=np.float32).reshape(4, 1))
+        ds = ds.map(lambda x: tf.numpy_function(widen, [x], tf.float32, name="widen_np"))
+        for item in ds:
+            print(item.numpy())
+"""
+
+
 def _cli(args, cwd, quiet_tf=True):
     env = dict(os.environ, PYTHONPATH=ROOT, PYTHONWARNINGS="ignore", TF_CPP_MIN_LOG_LEVEL="3")
     if not quiet_tf:   # as a user's shell has it
@@ -86,3 +103,30 @@ def test_a_jax_pure_callback_nan_replays_and_a_fix_shows_beside_it(tmp_path):
     (tmp_path / "model.py").write_text(textwrap.dedent(JAX_PROGRAM).replace(" - 2.0", " + 1.0"))
     r = _cli(["replay", "jx.jsonl"], tmp_path)
     assert "fixed: 0 NaN, was 2, 0 Inf, was 1" in r.stdout and r.returncode == 0
+
+
+@pytest.mark.skipif(importlib.util.find_spec("tensorflow") is None,
+                    reason="needs the tensorflow extra")
+def test_a_numpy_function_result_of_the_wrong_dtype_is_captured_and_replays(tmp_path):
+    """TF fails a graph numpy_function that returned float64 for Tout float32 after the
+    function returned: --capture fault keeps that call, replay shows it still faulty (and
+    fixed once the function is), and the program fails exactly as it does without us."""
+    (tmp_path / "pipeline.py").write_text(textwrap.dedent(WIDEN_PROGRAM))
+    env = dict(os.environ, PYTHONWARNINGS="ignore", TF_CPP_MIN_LOG_LEVEL="3")
+    plain = subprocess.run([sys.executable, "pipeline.py"], cwd=tmp_path, env=env,
+                           capture_output=True, text=True, timeout=300)
+    r = _cli(["trace", "--tf", "-o", "tf.jsonl", "--capture", "fault", "pipeline.py"], tmp_path)
+    assert r.returncode == plain.returncode == 1, r.stderr
+    error = "tensorflow.python.framework.errors_impl.InvalidArgumentError: "
+    assert plain.stderr[plain.stderr.index(error):].rstrip() in r.stderr, r.stderr
+    assert "0-th value returned by pyfunc_0 is double, but expects float" in r.stderr
+    r = _cli(["replay", "tf.jsonl"], tmp_path)
+    assert "replaying op 'widen_np' (PyFunc) of run 1: __main__:widen" in r.stdout, r.stderr
+    assert ("recorded fault: " + error + "0-th value returned by pyfunc_0 is double, but "
+            "expects float") in r.stdout
+    assert ("still faulty: the result fails the op's output check (0-th value returned by "
+            "widen_np is double, but expects float)") in r.stdout and r.returncode == 1
+    (tmp_path / "pipeline.py").write_text(
+        textwrap.dedent(WIDEN_PROGRAM).replace("np.float64", "np.float32"))
+    r = _cli(["replay", "tf.jsonl"], tmp_path)
+    assert "fixed: returned 1 output, was " + error in r.stdout and r.returncode == 0

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import io
 import os
+import re
 import threading
 import time
 import warnings
@@ -401,3 +402,51 @@ def test_a_py_function_result_is_recorded_as_the_op_emits_it(inst, tmp_path, cap
     assert (outs["words"].dtype, outs["words"].min) == ("int32", 3.0)
     assert (outs["arr"].dtype, outs["arr"].shape) == ("int32", (2,))
     assert outs["half"].dtype == "float64" and outs["half"].min == 2.5
+
+
+def widen(x):
+    return x.astype(np.float64)   # for Tout float32: TF refuses it once widen returned
+
+
+def _widened(where):
+    def np_op(x):
+        return tf.numpy_function(widen, [x], tf.float32, name="widen")
+    if where == "tf.function":
+        return tf.function(np_op)(tf.constant([1.0, 2.0]))
+    return list(tf.data.Dataset.from_tensor_slices([[1.0, 2.0]]).map(np_op))
+
+
+@pytest.mark.parametrize("capture", ["summary", "fault"])
+@pytest.mark.parametrize("where", ["tf.function", "tf.data"])
+def test_a_result_of_the_wrong_dtype_is_the_ops_error_and_tfs_own_for_the_program(
+        where, capture, tmp_path):
+    """TF fails a graph numpy_function that returned float64 for Tout float32 after the
+    function returned: that is the op's error (TF's text, its inputs kept for replay),
+    and the program gets TF's very error, as without instrument()."""
+    plain = _raised(lambda: _widened(where))
+    seen = []
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)   # earlier tests' built callbacks
+        inst = pt.instrument()
+    try:
+        with (pfd.trace(tmp_path / "t.jsonl", capture="fault") if capture == "fault" else
+              ev.subscribe(seen.append, capture="summary")):
+            ours = _raised(lambda: _widened(where))
+    finally:
+        inst.close()
+    numbered = re.compile(r"\d+")   # TF's counters (tokens, function ids) go on between runs
+    assert ours[0] is plain[0] is tf.errors.InvalidArgumentError
+    assert numbered.sub("N", ours[1]) == numbered.sub("N", plain[1])
+    events = pfd.load_trace(tmp_path / "t.jsonl") if capture == "fault" else seen
+    [error] = [e for e in events if type(e).__name__ == "OpError"]
+    assert (error.op, error.error_type) == ("widen", "InvalidArgumentError")
+    text = error.message.split("InvalidArgumentError: ", 1)[1]
+    assert re.fullmatch(r"0-th value returned by pyfunc_\d+ is double, but expects float", text)
+    assert text in ours[1]   # the very text TF gives the program
+    assert not [e for e in events if type(e).__name__ == "OpEnd"]
+    if capture == "fault":
+        from pyfunc_debug.trace.faults import load_faults
+        functions, calls = load_faults(tmp_path / "t.jsonl")
+        assert functions["widen"]["Tout"] == ["float32"]
+        assert [c["error_type"] for c in calls] == ["InvalidArgumentError"]
+        np.testing.assert_array_equal(calls[0].inputs[0], [1.0, 2.0])

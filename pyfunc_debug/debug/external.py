@@ -52,6 +52,12 @@ class ExternalOp:
     # the numpy dtypes a py_function's results are converted to (TF casts what the
     # function returns to its Tout): what the op emits, which events record
     touts: tuple = field(default=(), compare=False, repr=False)
+    # the framework's own check of a result, which it makes after the function returned
+    # (TF's graph numpy_function: the count and each dtype against Tout, never cast):
+    # ``check(result)`` is the error it will fail the op with, else None; ``declared``:
+    # the result dtypes it expects, by name, which a captured fault keeps for replay
+    check: object = field(default=None, compare=False, repr=False)
+    declared: tuple = field(default=(), compare=False, repr=False)
     external = True
 
 

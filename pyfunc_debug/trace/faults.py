@@ -200,7 +200,8 @@ class FaultRecorder:
         # JAX hands over its own flat wrapper: the user's function is the op's code object
         info = identity_of_code(target) if target is not None and code is not target \
             else identity(func)
-        info.update({"record": "function", "op": op.name, "op_type": op.type, "Tout": [],
+        info.update({"record": "function", "op": op.name, "op_type": op.type,
+                     "Tout": list(op.declared),
                      "Tin": [v.dtype.name for v in values], "adapter": adapter})
         self.functions[op.name] = info
         if self.path is not None:
