@@ -27,12 +27,17 @@ class FrameworkMissing(Exception):
     """An option asked for a framework that is not installed."""
 
 
-def instrumented(opts: dict) -> contextlib.ExitStack:
+def instrumented(opts: dict, ui: bool = False) -> contextlib.ExitStack:
     """A context manager instrumenting the frameworks ``opts`` names (``{"--tf": True}``).
 
     The adapters are imported here, so a missing framework raises
-    ``FrameworkMissing`` before anything starts.
+    ``FrameworkMissing`` before anything starts. ``ui``: the UI will own the terminal.
+    TensorFlow's C++ log then stays at warnings' level 2 unless the user set one: its
+    runtime lines (a failing callback's traceback, which the UI shows itself) would be
+    written over the screen. Elsewhere it logs as without us.
     """
+    if ui and opts.get("--tf"):
+        os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
     adapters = []
     for option, (module, extra) in FRAMEWORK_OPTIONS.items():
         if not opts.get(option):

@@ -119,3 +119,24 @@ def test_run_tf_shows_tensorflows_runtime_warnings_as_python_does(tmp_path):
     for startup in ("All log messages before absl", "oneDNN custom operations",
                     "cpu_feature_guard", "To enable the following instructions"):
         assert startup not in r.stderr, r.stderr
+
+
+@pytest.mark.parametrize("ui, users, expect", [(True, None, "2"), (False, None, None),
+                                                (True, "0", "0")])
+def test_under_the_ui_tensorflows_runtime_log_stays_off_the_screen(monkeypatch, ui, users,
+                                                                    expect):
+    """TF writes its C++ log (a failing callback's traceback) straight to fd 2: under the UI,
+    over the screen. There it stays at level 2 unless the user chose one; the console and
+    trace log as without us."""
+    import contextlib
+    import types
+
+    from pyfunc_debug import framework_options
+    adapter = types.SimpleNamespace(instrument=contextlib.nullcontext)
+    monkeypatch.setattr(framework_options, "import_quietly", lambda name: adapter)
+    if users is None:
+        monkeypatch.delenv("TF_CPP_MIN_LOG_LEVEL", raising=False)
+    else:
+        monkeypatch.setenv("TF_CPP_MIN_LOG_LEVEL", users)
+    with framework_options.instrumented({"--tf": True}, ui=ui):
+        assert os.environ.get("TF_CPP_MIN_LOG_LEVEL") == expect

@@ -33,11 +33,12 @@ def program(args, options: dict, usage: str):
     return opts, prog
 
 
-def frameworks(opts: dict):
-    """Instrument TensorFlow / JAX for the block when --tf / --jax ask (a missing one: exit 2)."""
+def frameworks(opts: dict, ui: bool = False):
+    """Instrument TensorFlow / JAX for the block when --tf / --jax ask (a missing one: exit 2);
+    ``ui``: the UI will own the terminal (see ``instrumented``)."""
     from ..framework_options import FrameworkMissing, instrumented
     try:
-        return instrumented(opts)
+        return instrumented(opts, ui)
     except FrameworkMissing as e:
         raise UsageError(str(e)) from None
 

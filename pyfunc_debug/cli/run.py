@@ -65,7 +65,7 @@ def _run(args, opts, prog, kinds, guard) -> int:
         print(f"pyfunc-debug {args.command}: {why}: using the console frontend",
               file=sys.stderr)
         opts["--console"] = True
-    with frameworks(opts):
+    with frameworks(opts, ui=not opts.get("--console")):
         if not opts.get("--console"):
             ui = tui()
             return ui.run_app(ui.script_app(prog, breaks=opts.get("--break", []),
