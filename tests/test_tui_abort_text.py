@@ -46,3 +46,21 @@ def test_a_real_error_keeps_its_own_line():
     line, row = _shown(_error("KeyError", "Traceback (most recent call last):\n  x\nKeyError: 2"))
     assert "ERROR features/standardize" in line and line.endswith("KeyError: 2")
     assert row.status == "error" and "Traceback" in row.error   # the inspector shows it whole
+
+
+def test_a_callbacks_whole_error_shows_the_users_frames_not_ours():
+    """At a TF/JAX callback's error the inspector's "whole error" began with our wrapper's
+    frame (external_calls.py, the line calling the user's function)."""
+    from pyfunc_debug.debug.pdb_bridge import _call_wrapped   # ours: it calls the function
+    from pyfunc_debug.tui.failure_text import error_text
+
+    def users_function(x):
+        raise ValueError(f"bad {x}")
+    try:
+        _call_wrapped(users_function, 3)
+    except ValueError as e:
+        caught = e
+    text = error_text(caught)
+    assert "pdb_bridge.py" not in text and "pyfunc_debug" + "/debug" not in text
+    assert "in users_function" in text and text.endswith("ValueError: bad 3")
+    assert caught.__traceback__.tb_next is not None   # the exception itself is untouched
