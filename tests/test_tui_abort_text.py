@@ -64,3 +64,20 @@ def test_a_callbacks_whole_error_shows_the_users_frames_not_ours():
     assert "pdb_bridge.py" not in text and "pyfunc_debug" + "/debug" not in text
     assert "in users_function" in text and text.endswith("ValueError: bad 3")
     assert caught.__traceback__.tb_next is not None   # the exception itself is untouched
+
+
+def test_the_exit_summary_names_a_failed_ops_source_as_the_ui_showed_it(monkeypatch, tmp_path):
+    """The UI says "created at examples/x.py:5" (relative to the working directory); the
+    summary printed after it said the whole path."""
+    import os
+
+    from pyfunc_debug.tui.exit_summary import exit_summary
+    monkeypatch.chdir(tmp_path)
+    model = RunModel()
+    source = os.path.join(str(tmp_path), "examples", "x.py") + ":5"
+    model.apply(ev.RunStart(1, 1, 0, 1, "session", "", ("f",), (), (), ("PyFunc",)))
+    model.apply(ev.OpStart(2, 1, 1, 1, "f", "PyFunc", None, source, ()))
+    model.apply(ev.OpError(3, 1, 2, 1, "f", "PyFunc", None, "ValueError", "ValueError: bad",
+                           source, 1))
+    text = exit_summary("x.py", model, 1)
+    assert "(PyFunc, examples/x.py:5) failed" in text, text

@@ -9,6 +9,7 @@ trace went.
 from __future__ import annotations
 
 from pyfunc_debug.errors import OpError
+from pyfunc_debug.source_text import relative_source
 from pyfunc_debug.trace.failures import original_line
 
 __all__ = ["exit_summary", "exit_status", "ending", "distinct_warnings"]
@@ -88,7 +89,7 @@ def exit_summary(title: str, model, status: int, report: str = "", exported=(),
         head += f", {failed} op error{'s' if failed != 1 else ''}"
     lines.append(f"{head}; {how}")
     for f in model.failures[:MAX_LISTED]:
-        where = f", {f.source}" if f.source else ""
+        where = f", {relative_source(f.source)}" if f.source else ""   # as the UI showed it
         lines.append(f"  run {f.run}: op '{f.op}' ({f.op_type}{where}) failed: {f.line}")
         if f.error_type not in f.line:
             lines[-1] += f"  [{f.error_type}]"
