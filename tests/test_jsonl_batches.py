@@ -73,11 +73,11 @@ def test_full_batches_are_encoded_before_the_run_ends(tmp_path, monkeypatch):
     w.close()
 
 
-def test_a_collection_writes_the_queued_events_first_so_they_die_young(tmp_path,
+def test_a_collection_encodes_the_queued_events_first_so_they_die_young(tmp_path,
                                                                        monkeypatch):
     """Queued events kept alive until a run's end were walked by the collector and moved
     to its old generations, whose full passes walk the whole program: a fifth of a
-    traced op's time. A collection's start writes them (they are then dropped)."""
+    traced op's time. A collection's start encodes them (they are then dropped)."""
     import gc
     monkeypatch.setattr(jsonl, "FLUSH_NS", 10**12)
     path = tmp_path / "t.jsonl"
@@ -86,7 +86,7 @@ def test_a_collection_writes_the_queued_events_first_so_they_die_young(tmp_path,
         w.op_write(_start(i + 1))   # as an executor's ops: queued, no size check
     assert len(w._queue) == 10
     gc.collect(0)
-    assert len(w._queue) == 0 and w.counts[ev.OpStart] == 10   # written, and let go
+    assert len(w._queue) == 0 and w.counts[ev.OpStart] == 10   # encoded, and let go
     w.close()
     assert [e.seq for e in tf.load_trace(path)] == list(range(1, 11))
 

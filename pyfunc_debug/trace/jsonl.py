@@ -99,6 +99,7 @@ class JsonlWriter:
         self.counts = collections.Counter()  # event type -> events written
         self.threads: set = set()
         self._queue = collections.deque()
+        self._encoded: list = []   # lines encoded, not written yet (a collection's start)
         self.deferred = False  # set by a callback queueing a PendingOpEnd (pending)
         self.op_write = self.write
         self._remote: set = set()        # remote threads the origins file names
@@ -134,32 +135,39 @@ class JsonlWriter:
     def flush(self, to_os: bool = True) -> None:
         """Encode the queued events; with ``to_os``, hand every line to the operating system."""
         with self._lock:
-            self._write_queued()
+            self._encode_queued()
+            if self._encoded:
+                data = b"".join(self._encoded)
+                self._encoded.clear()
+                self._f.write(data)
             if to_os:
                 self._f.flush()
 
-    def _write_before_collection(self) -> None:
-        """The collector starts a pass: the queued events are written first, so that
-        they die young instead of being walked and moved to older generations, whose full
-        passes walk the whole program (measured: a fifth of a traced op's time). Never
-        waits: a thread writing a batch now (it may be this one) keeps the queue."""
-        if self._queue and self._lock.acquire(blocking=False):
+    def _encode_before_collection(self) -> None:
+        """The collector starts a pass: the queued events are encoded first (their lines
+        wait in memory for the next flush), so that they die young instead of being
+        walked and moved to older generations, whose full passes walk the whole program
+        (measured: a fifth of a traced op's time). No I/O, which would let other threads
+        take the interpreter lock in the middle of whatever made the collection (a
+        framework's callback, issue 24), and no wait: a thread holding the lock (it may be
+        this one) keeps the queue."""
+        if self._queue and not ev._origins and self._lock.acquire(blocking=False):
             try:
-                self._write_queued()
-            except Exception as e:  # noqa: BLE001 - a full disk: raised by close()
+                self._encode_queued()
+            except Exception as e:  # noqa: BLE001 - raised by close(), as the flusher's
                 if self._error is None:
                     self._error = e
             finally:
                 self._lock.release()
 
-    def _write_queued(self) -> None:
-        """Encode and write the queued events (the lock held)."""
+    def _encode_queued(self) -> None:
+        """Encode the queued events into ``_encoded`` (the lock held)."""
         queue = self._queue
         n = len(queue)
         if n:  # popleft: events queued meanwhile (another thread) stay for the next batch
             batch = [queue.popleft() for _ in range(n)]
             lines = self._encode(batch)
-            self._f.write(lines)
+            self._encoded.append(lines)
             self.counts.update(map(type, batch))
             if self.deferred:
                 self.counts[ev.OpEnd] += self.counts.pop(PendingOpEnd, 0)
@@ -259,6 +267,7 @@ class JsonlWriter:
         the parent's queued events are the parent's to write."""
         self._lock = threading.Lock()
         self._queue.clear()
+        self._encoded.clear()
         self._flusher = None
 
     def close(self) -> None:
@@ -287,7 +296,7 @@ _open_writers: weakref.WeakSet = weakref.WeakSet()
 def _before_collection(phase: str, info: dict) -> None:
     if phase == "start" and _open_writers:
         for writer in list(_open_writers):
-            writer._write_before_collection()
+            writer._encode_before_collection()
 
 
 gc.callbacks.append(_before_collection)
