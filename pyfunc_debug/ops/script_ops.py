@@ -10,7 +10,6 @@ from __future__ import annotations
 import bdb
 import functools
 import itertools
-import traceback
 import weakref
 from threading import get_ident
 
@@ -19,8 +18,7 @@ import numpy as np
 from .. import events
 from ..nest import flatten
 from ..dtypes import as_dtype
-from ..errors import (CancelledError, InternalError, InvalidArgumentError, OpError,
-                      error_for_exception)
+from ..errors import CancelledError, InternalError, OpError
 from ..graph.graph import building_graph, eager_mode
 from ..graph.shape import UNKNOWN
 from ..graph.source import user_frame
@@ -29,6 +27,7 @@ from ..eager.tensor import EagerTensor, read_only
 from ..eager import tape as tape_mod
 from .convert import as_tensor_in, convert_to_tensor
 from .registry import OpDef, dtype_tuple_attr, register
+from .script_errors import map_exception, missing_callback
 from .script_results import convert_eager_results, strict_checker
 
 __all__ = ["py_func", "numpy_function", "py_function", "Callback", "callback_registry"]
@@ -65,70 +64,6 @@ def new_callback(func) -> Callback:
     return cb
 
 
-# -- exceptions from wrapped functions (TF#33, TF#34) ---------------------
-
-def map_exception(exc: BaseException) -> OpError:
-    """The TF error for an exception raised by a wrapped function; message holds the traceback.
-
-    An ``OpError`` from a nested ``Session.run`` already carries its own
-    message and traceback text: it is quoted once, followed only by the frames
-    it crossed, so nesting grows messages linearly, never geometrically.
-
-    Call it in the ``except`` clause of the frame that called the function and
-    raise its result there: the error's own traceback then continues below that
-    frame into the user's frames, so post-mortem debuggers (``pytest --pdb``,
-    ``pdb.post_mortem(err.__traceback__)``) open at the user's ``raise``.
-    """
-    if isinstance(exc, OpError):
-        frames = traceback.format_list(_crossed(exc))
-        core = (f"{type(exc).__name__}: {exc.message}\nTraceback (most recent call last):\n\n"
-                + "".join(chunk + "\n" for chunk in frames))
-    else:
-        core = f"{type(exc).__name__}: {exc}\n" + "".join(
-            chunk + "\n" for chunk in _format_exception(exc))
-    err = error_for_exception(exc)(None, None, core)
-    tb = exc.__traceback__
-    err.original_traceback = tb
-    # raising prepends the calling frame again, so start one entry below it
-    err._pfd_own_tb = tb.tb_next if tb is not None else None
-    return err.with_traceback(err._pfd_own_tb)
-
-
-def _crossed(err) -> traceback.StackSummary:
-    """The frames a nested run's error crossed to get here, not the ones it carries from
-    inside (those are quoted in its message already)."""
-    entries, tb, stop = [], err.__traceback__, getattr(err, "_pfd_own_tb", None)
-    while tb is not None and tb is not stop:
-        entries.append((tb.tb_frame, tb.tb_lineno))
-        tb = tb.tb_next
-    return traceback.StackSummary.extract(entries)
-
-
-def _format_exception(exc) -> list:
-    """``traceback.format_exception``, with chained pyfunc-debug errors cut to one line.
-
-    A user exception raised ``from`` a nested run's error would otherwise
-    repeat that error's whole message (and its chain) at every level.
-    """
-    cause = exc.__cause__ or exc.__context__
-    if not isinstance(cause, OpError):
-        return traceback.format_exception(exc)
-    head = cause.message.splitlines()[0] if cause.message else ""
-    return [f"(caused by {type(cause).__name__}: {head} ...)\n"] + \
-        traceback.format_exception(exc, chain=False)
-
-
-def _missing_callback(op):
-    cb = op.attrs.get("callback")
-    name = op.attrs.get("func_name", "?")
-    return InvalidArgumentError(
-        None, op, f"ValueError: Could not find callback with key={op.attrs['token']} in the "
-        f"registry: the Python function {name} used by op '{op.name}' ({op.type}) is not "
-        "registered in this process. Function bodies are not serialized; rebuild the graph "
-        "here, or import with import_graph_def(..., resolve_functions=True) to re-bind "
-        "module-level functions by module:qualname.") if cb is None else None
-
-
 # -- kernels --------------------------------------------------------------
 
 def _bind_pyfunc(op, call=None):
@@ -139,7 +74,7 @@ def _bind_pyfunc(op, call=None):
     cb = op.attrs.get("callback")
     if cb is None:
         def missing(*args):
-            raise _missing_callback(op)
+            raise missing_callback(op)
         return missing
     func = cb.func
     invoke = func if call is None else (lambda *args: call(func, args))
@@ -198,7 +133,7 @@ def _bind_eager_pyfunc(op, call=None):
     cb = op.attrs.get("callback")
     if cb is None:
         def missing(ctx, *args):
-            raise _missing_callback(op)
+            raise missing_callback(op)
         return missing
     func, touts, token = cb.func, op.attrs["Tout"], op.attrs["token"]
     if call is not None:
