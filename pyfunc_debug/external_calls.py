@@ -38,7 +38,8 @@ from .runtime.loop import _hold as _HELD   # non-empty while the first run is he
 from .trace.pending import DEFER_LIMIT, PendingOpEnd, pending
 from .trace.summary import summarize
 
-__all__ = ["CallbackRun", "Closing", "abort_of", "as_numpy", "without_our_frames"]
+__all__ = ["CallbackRun", "Closing", "abort_of", "as_numpy", "without_our_frames",
+           "traceback_without"]
 
 _now = time.perf_counter_ns
 _new = tuple.__new__   # events built without NamedTuple's Python-level __new__
@@ -66,16 +67,20 @@ _OUR_FILES = frozenset({__file__, external.__file__,   # as the code's co_filena
 def without_our_frames(exc: BaseException) -> BaseException:
     """``exc`` with our frames between the framework's and the user's taken out of its
     traceback, so the error reads as it does without pyfunc-debug."""
+    return exc.with_traceback(traceback_without(exc.__traceback__, _OUR_FILES.__contains__))
+
+
+def traceback_without(tb, dropped):
+    """A copy of traceback ``tb`` without the frames whose file ``dropped(filename)`` says."""
     kept = []
-    tb = exc.__traceback__
     while tb is not None:
-        if tb.tb_frame.f_code.co_filename not in _OUR_FILES:
+        if not dropped(tb.tb_frame.f_code.co_filename):
             kept.append(tb)
         tb = tb.tb_next
     rebuilt = None
     for t in reversed(kept):
         rebuilt = types.TracebackType(rebuilt, t.tb_frame, t.tb_lasti, t.tb_lineno)
-    return exc.with_traceback(rebuilt)
+    return rebuilt
 
 
 def _flat(result) -> list:

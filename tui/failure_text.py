@@ -10,7 +10,6 @@ import os
 import re
 import sysconfig
 import traceback
-import types
 from typing import NamedTuple
 
 import pyfunc_debug
@@ -53,24 +52,16 @@ def error_text(error: BaseException | None) -> str:
         text = str(error)
         return text if "\n" in text.strip() else f"{remote}: {text}"
     if error.__traceback__ is not None:   # the framework's and the user's frames, not ours
-        shown = _without_ours(error.__traceback__)
+        from pyfunc_debug.external_calls import traceback_without
+        shown = traceback_without(error.__traceback__, _ours)
         return "".join(traceback.format_exception(type(error), error, shown)).rstrip()
     return "".join(traceback.format_exception_only(error)).rstrip()
 
 
-def _without_ours(tb):
-    """A copy of traceback ``tb`` without pyfunc-debug's frames (the callback wrapper that
-    called the user's function): the error reads as it does without us."""
-    kept = []
-    while tb is not None:
-        path = tb.tb_frame.f_code.co_filename
-        if not path.startswith(_PACKAGE + os.sep) or path.startswith(_USER_LIKE):
-            kept.append(tb)
-        tb = tb.tb_next
-    rebuilt = None
-    for t in reversed(kept):
-        rebuilt = types.TracebackType(rebuilt, t.tb_frame, t.tb_lasti, t.tb_lineno)
-    return rebuilt
+def _ours(path: str) -> bool:
+    """pyfunc-debug's own code (the callback wrapper that called the user's function), not
+    the demo's or the examples' (written as users write)."""
+    return path.startswith(_PACKAGE + os.sep) and not path.startswith(_USER_LIKE)
 
 
 def user_error(text: str) -> UserError:
