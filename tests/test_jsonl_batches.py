@@ -14,7 +14,7 @@ import pytest
 
 import pyfunc_debug as tf
 from pyfunc_debug import events as ev
-from pyfunc_debug.trace import jsonl
+from pyfunc_debug.trace import flusher, jsonl
 from pyfunc_debug.trace.codec import event_to_row, strict_row
 from pyfunc_debug.trace.jsonl import JsonlWriter
 from pyfunc_debug.trace.lines import generic_lines
@@ -48,7 +48,7 @@ def test_queued_events_reach_the_file_without_a_run_end(tmp_path):
 
 
 def test_every_run_end_writes_the_run_out(tmp_path, monkeypatch):
-    monkeypatch.setattr(jsonl, "FLUSH_NS", 10**12)  # no help from the thread
+    monkeypatch.setattr(flusher, "FLUSH_NS", 10**12)  # no help from the thread
     path = tmp_path / "t.jsonl"
     w = JsonlWriter(path, "summary")
     w.write(_start(1))
@@ -59,7 +59,7 @@ def test_every_run_end_writes_the_run_out(tmp_path, monkeypatch):
 
 def test_full_batches_are_encoded_before_the_run_ends(tmp_path, monkeypatch):
     import gc
-    monkeypatch.setattr(jsonl, "FLUSH_NS", 10**12)
+    monkeypatch.setattr(flusher, "FLUSH_NS", 10**12)
     w = JsonlWriter(tmp_path / "t.jsonl", "summary")
     was_on = gc.isenabled()
     gc.disable()   # no collection writes the queue first (below): the size rule alone
@@ -79,7 +79,7 @@ def test_a_collection_encodes_the_queued_events_first_so_they_die_young(tmp_path
     to its old generations, whose full passes walk the whole program: a fifth of a
     traced op's time. A collection's start encodes them (they are then dropped)."""
     import gc
-    monkeypatch.setattr(jsonl, "FLUSH_NS", 10**12)
+    monkeypatch.setattr(flusher, "FLUSH_NS", 10**12)
     # a process that has seen a Dask worker's events writes their origins file at each
     # flush: not from a collection's start (no I/O there), so not encoded early either
     monkeypatch.setattr(ev, "_origins", type(ev._origins)())
@@ -172,24 +172,36 @@ def test_after_a_write_error_later_events_are_dropped_not_kept(tmp_path):
         w.op_write(_start(seq))   # ops between runs: only the helper thread writes them
     while w._queue and time.monotonic() < deadline:
         time.sleep(0.01)
-    assert not w._queue and w._flusher.is_alive()
+    assert not w._queue and flusher.thread().is_alive()
     del w._f.write
     with pytest.raises(OSError, match="No space left"):
         w.close()
 
 
-def test_closing_stops_the_helper_thread(tmp_path):
-    w = JsonlWriter(tmp_path / "t.jsonl", "summary")
-    thread = w._flusher
+def test_one_helper_thread_serves_every_writer_and_ends_when_none_is_open(tmp_path,
+                                                                         monkeypatch):
+    monkeypatch.setattr(flusher, "IDLE_S", 0.05)
+    a = JsonlWriter(tmp_path / "a.jsonl", "summary")
+    b = JsonlWriter(tmp_path / "b.jsonl", "summary")
+    thread = flusher.thread()
     assert thread.is_alive() and thread.daemon
-    w.close()
-    assert not thread.is_alive()
-    w.close()  # twice is harmless
+    a.op_write(_start(1))
+    b.op_write(_start(2))   # between runs: only the helper thread writes them
+    deadline = time.monotonic() + 10
+    while (a._queue or b._queue) and time.monotonic() < deadline:
+        time.sleep(0.01)
+    assert _lines_on_disk(tmp_path / "a.jsonl") == 1 == _lines_on_disk(tmp_path / "b.jsonl")
+    a.close()
+    assert a not in flusher.open_writers() and b in flusher.open_writers()
+    b.close()
+    b.close()  # twice is harmless
+    thread.join(10)
+    assert not thread.is_alive() and flusher.thread() is None
 
 
 def test_full_capture_writes_each_event_at_once(tmp_path):
     w = JsonlWriter(tmp_path / "t.jsonl", "full")
-    assert w._flusher is None
+    assert w not in flusher.open_writers()
     s = summarize(np.arange(3.0), capture_bytes=1 << 20)
     w.write(ev.OpEnd(1, 1, 10, 7, "a", "PyFunc", None, 1, (), (s,)))
     assert _lines_on_disk(tmp_path / "t.jsonl") == 1
@@ -236,7 +248,7 @@ def test_a_forked_child_writes_without_waiting_for_the_parents_helper_thread(tmp
             try:
                 w.write(_start(2))
                 w.write(ev.RunEnd(3, 1, 30, 7, 20, True))
-                os._exit(0 if w._flusher is None else 1)
+                os._exit(0 if flusher.thread() is None else 1)
             finally:
                 os._exit(2)
     deadline = time.monotonic() + 20

@@ -224,6 +224,8 @@ def _run_steps_events(items, vals, ctx) -> None:
                 fire = out_sums and (typ in WATCHED_TYPES or any(s.nan or s.inf for s in out_sums))
             if fire:
                 after_op(run_id, name, typ, src, in_sums, out_sums)
-        if drop:
+        if drop:   # a value no later op reads: its summary goes with it, dying young
             for s in drop:
                 vals[s] = None
+                if level:
+                    summaries.pop(s, None)

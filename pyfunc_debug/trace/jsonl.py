@@ -27,10 +27,10 @@ import operator
 import os
 import threading
 import time
-import weakref
 
 from .. import events as ev
 from ..events import RunEnd
+from . import flusher
 from .codec import schema
 from .jsonl_load import FORMAT, VERSION, LoadedTrace, TraceFormatError, load_trace, origins_path
 from .lines import CANNOT_ENCODE, decode_lines, encode_batch, generic_lines
@@ -40,11 +40,43 @@ from .values import values_dir, write_value
 __all__ = ["JsonlWriter", "load_trace", "TraceFormatError", "LoadedTrace", "FORMAT", "VERSION",
            "values_dir", "origins_path"]
 
-FLUSH_NS = 10_000_000
+FLUSH_NS = flusher.FLUSH_NS   # set it there (this name is for reading)
 BATCH_EVENTS = 4096  # events ``write`` queues before it encodes them (a RunEnd: at once)
 
 
 _THREAD = operator.itemgetter(3)  # every event's ``thread``
+_OP_TYPES = (ev.OpStart, ev.OpEnd)
+
+
+def _count_types(types: list, counts) -> None:
+    """Add ``types`` (a batch's event types) to ``counts``. Written for the common batch:
+    op events, with perhaps a run's start first and its end last (a ``RunEnd`` ends a
+    batch). ``countOf`` finds a type by identity in C; a ``Counter`` hashes every item
+    (measured in place: counting was a twentieth of a traced op)."""
+    lo, hi = 0, len(types)
+    while lo < hi and types[lo] not in _OP_TYPES:   # at most a few, each counted alone
+        counts[types[lo]] += 1
+        lo += 1
+    while hi > lo and types[hi - 1] not in _OP_TYPES:
+        counts[types[hi - 1]] += 1
+        hi -= 1
+    middle = types[lo:hi] if lo or hi < len(types) else types
+    starts = operator.countOf(middle, ev.OpStart)
+    ends = operator.countOf(middle, ev.OpEnd)
+    if starts + ends == len(middle):
+        counts[ev.OpStart] += starts
+        counts[ev.OpEnd] += ends
+    else:   # other events among the ops (an error, a framework callback's ...)
+        counts.update(middle)
+
+
+def _threads_of(batch: list) -> set:
+    """The threads of a batch's events: most often all one thread (its int object, the
+    same in every event of a run, found by identity in C)."""
+    first = batch[0][3]
+    if operator.countOf(map(_THREAD, batch), first) == len(batch):
+        return {first}
+    return set(map(_THREAD, batch))
 
 
 class JsonlWriter:
@@ -52,9 +84,10 @@ class JsonlWriter:
 
     ``write`` only queues the event (one ``deque.append``: the run's thread pays
     little more), and ``op_write`` is that ``append`` itself; the queue is
-    encoded and written in batches — at every ``RunEnd``, by a helper thread
-    at least every ``FLUSH_NS``, once ``BATCH_EVENTS`` events wait when
-    ``write`` queues one, and on ``flush``/``close``. A batch is one
+    encoded and written in batches — at every ``RunEnd``, by the helper thread
+    every open writer shares (``flusher``) at least every ``FLUSH_NS``, once
+    ``BATCH_EVENTS`` events wait when ``write`` queues one, when the garbage
+    collector starts a pass (encoded only), and on ``flush``/``close``. A batch is one
     call of msgspec's compiled encoder (see ``_encode``), with no Python code
     run per event. With capture="full" every event is written at once (its
     value files before its line; no queue of captured arrays), encoded by
@@ -104,16 +137,11 @@ class JsonlWriter:
         self.op_write = self.write
         self._remote: set = set()        # remote threads the origins file names
         self._lock = threading.Lock()    # one batch at a time, in queue order
-        self._error = None               # what stopped the helper thread, raised on close
-        self._closing = threading.Event()
-        self._flusher = None
+        self._error = None               # the helper thread's write error, raised on close
         if self._fast:
-            _open_writers.add(self)
             self.write = self._queue_event  # the hot path: no Python frame beyond this one
             self.op_write = self._queue.append  # ops between runs: the flusher writes them
-            self._flusher = threading.Thread(target=self._flush_periodically, daemon=True,
-                                             name=f"jsonl-flush {os.path.basename(self.path)}")
-            self._flusher.start()
+            flusher.register(self)
 
     @property
     def count(self) -> int:
@@ -135,6 +163,8 @@ class JsonlWriter:
     def flush(self, to_os: bool = True) -> None:
         """Encode the queued events; with ``to_os``, hand every line to the operating system."""
         with self._lock:
+            if self._f.closed:   # the helper thread, as the writer closes: nothing to do
+                return
             self._encode_queued()
             if self._encoded:
                 data = b"".join(self._encoded)
@@ -166,12 +196,13 @@ class JsonlWriter:
         n = len(queue)
         if n:  # popleft: events queued meanwhile (another thread) stay for the next batch
             batch = [queue.popleft() for _ in range(n)]
-            lines = self._encode(batch)
+            types = list(map(type, batch))
+            lines = self._encode(batch, types)
             self._encoded.append(lines)
-            self.counts.update(map(type, batch))
+            _count_types(types, self.counts)
             if self.deferred:
                 self.counts[ev.OpEnd] += self.counts.pop(PendingOpEnd, 0)
-            threads = set(map(_THREAD, batch))
+            threads = _threads_of(batch)
             self.threads |= threads
             if self.window is not None:
                 if self._fast:   # kept as lines: see ``settle_window``
@@ -231,16 +262,7 @@ class JsonlWriter:
             json.dump(data, f)
         os.replace(tmp, path)
 
-    def _flush_periodically(self) -> None:
-        while not self._closing.wait(FLUSH_NS / 1e9):
-            if self._queue:
-                try:
-                    self.flush()
-                except Exception as e:  # a full disk: raised by close()
-                    if self._error is None:   # and later batches dropped, not kept in memory
-                        self._error = e
-
-    def _encode(self, batch):
+    def _encode(self, batch, types=None):
         """The JSON lines of ``batch`` (bytes-like): each the row ``event_to_row`` gives,
         as strict JSON (a pending summary, a plain tuple, as it is: see ``pending``),
         in one compiled call (``lines.encode_batch``). A batch it refuses (say an
@@ -249,7 +271,7 @@ class JsonlWriter:
         """
         if self._fast:
             try:
-                return encode_batch(batch)
+                return encode_batch(batch, types)
             except CANNOT_ENCODE:
                 settled(batch)   # the generic way knows no pending summary
         return generic_lines(batch, self._value_key)
@@ -268,34 +290,31 @@ class JsonlWriter:
         self._lock = threading.Lock()
         self._queue.clear()
         self._encoded.clear()
-        self._flusher = None
 
     def close(self) -> None:
-        """Write what is queued, stop the helper thread and close the file."""
-        _open_writers.discard(self)
+        """Write what is queued and close the file; the helper thread leaves it alone."""
+        flusher.unregister(self)
         # ``write`` bound to this writer, on this writer: a cycle that would keep the
         # window's events alive until the collector's next full pass
         self.__dict__.pop("write", None)
-        if self._flusher is not None:
-            self._closing.set()
-            if self._flusher is not threading.current_thread():
-                self._flusher.join()
-        if not self._f.closed:
-            try:
-                self.flush()
-            finally:
-                self._f.close()
+        with self._lock:   # after a batch the helper thread may be writing
+            if not self._f.closed:
+                try:
+                    self._encode_queued()
+                    if self._encoded:
+                        data = b"".join(self._encoded)
+                        self._encoded.clear()
+                        self._f.write(data)
+                finally:
+                    self._f.close()
         if self._error is not None:  # the helper thread's batch was not written
             error, self._error = self._error, None
             raise error
 
 
-_open_writers: weakref.WeakSet = weakref.WeakSet()
-
-
 def _before_collection(phase: str, info: dict) -> None:
-    if phase == "start" and _open_writers:
-        for writer in list(_open_writers):
+    if phase == "start" and flusher._refs:   # open writers (all but capture="full"'s)
+        for writer in flusher.open_writers():
             writer._encode_before_collection()
 
 
@@ -303,7 +322,7 @@ gc.callbacks.append(_before_collection)
 
 
 def _after_fork_in_child() -> None:
-    for writer in list(_open_writers):
+    for writer in flusher.open_writers():
         writer._after_fork()
 
 

@@ -60,7 +60,7 @@ _ENCODE_LINES = msgspec.json.Encoder(enc_hook=_unusual).encode_lines
 CANNOT_ENCODE = (KeyError, TypeError, ValueError, msgspec.EncodeError)
 
 
-def encode_batch(batch) -> bytes:
+def encode_batch(batch, types=None) -> bytes:
     """The JSON lines of ``batch`` (each line ending in a newline): each the row
     ``codec.event_to_row`` gives, a summary as its fields and a null value, a pending
     summary (a plain tuple, see ``pending``) as it is. Raises one of ``CANNOT_ENCODE``.
@@ -68,9 +68,10 @@ def encode_batch(batch) -> bytes:
     Rows are built in C (``map``), as a list: msgspec 0.22's ``encode_lines`` keeps a
     reference to an iterator it is given (here, every batch's events, for ever). The
     collector is paused meanwhile: the rows are new tuples, gone once encoded, which it
-    would walk for nothing."""
+    would walk for nothing. ``types``: the events' types, if the caller has them."""
     with paused_gc():
-        return _ENCODE_LINES(list(map(operator.add, map(_TYPE_NAME, map(type, batch)), batch)))
+        return _ENCODE_LINES(list(map(operator.add, map(_TYPE_NAME, types or map(type, batch)),
+                                      batch)))
 
 
 def generic_lines(batch, value_key=None) -> bytes:
