@@ -191,11 +191,13 @@ def _run_steps_events(items, vals, ctx) -> None:
             if level:
                 if r.__class__ is _ndarray:
                     got = []
-                    summaries[outs] = s1 = summarize(r, cap, got)
+                    s1 = summarize(r, cap, got)
                     last_sample = got[0] if got else None
                 else:
-                    summaries[outs] = s1 = summarize(r, cap)
+                    s1 = summarize(r, cap)
                     last_sample = None
+                if single is True:   # else READ_NEXT: the next op takes it as last_sums
+                    summaries[outs] = s1
                 out_sums = last_sums = (s1,)
                 last_slot = outs
             else:
@@ -224,8 +226,6 @@ def _run_steps_events(items, vals, ctx) -> None:
                 fire = out_sums and (typ in WATCHED_TYPES or any(s.nan or s.inf for s in out_sums))
             if fire:
                 after_op(run_id, name, typ, src, in_sums, out_sums)
-        if drop:   # a value no later op reads: its summary goes with it, dying young
+        if drop:
             for s in drop:
                 vals[s] = None
-                if level:
-                    summaries.pop(s, None)

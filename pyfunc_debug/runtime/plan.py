@@ -27,6 +27,10 @@ _OP_ID = operator.attrgetter("op._id")
 
 # Step modes: how the executor calls the kernel (fixed arity avoids building a list).
 ARGS0, ARGS1, ARGS2, ARGSN = 0, 1, 2, 3
+# A step tuple's ``single`` (truthy: one output) is READ_NEXT when only the next step
+# reads that output, as its one input: an observed run hands its summary on directly
+# and keeps none by slot (it dies young; runtime/observed.py).
+READ_NEXT = 2
 _FED = -(1 << 62)   # an op's first slot when its outputs are slotted one by one (compile)
 
 
@@ -41,12 +45,13 @@ class Step:
     needs_ctx: bool
     deps: tuple = ()  # indices of steps that must finish first (parallel runs)
 
-    def as_tuple(self, frees: tuple = ()) -> tuple:
-        """The executor's form; ``frees`` are slots to drop after it (last use)."""
+    def as_tuple(self, frees: tuple = (), read_next: bool = False) -> tuple:
+        """The executor's form; ``frees`` are slots to drop after it (last use);
+        ``read_next``: only the next step reads its one output (see ``READ_NEXT``)."""
         n_in = len(self.in_slots)
         mode = ARGSN if self.needs_ctx or n_in > 2 else n_in
         ins = self.in_slots[0] if mode == ARGS1 else self.in_slots
-        single = len(self.out_slots) == 1
+        single = len(self.out_slots) == 1 and (READ_NEXT if read_next else True)
         outs = self.out_slots[0] if single else self.out_slots
         return (self.kernel, ins, outs, mode, single, self.needs_ctx, frees, self.op)
 
@@ -277,8 +282,12 @@ def _compile(graph, fetches: list, feeds: list, fold_cache: dict) -> Plan:
         if i >= 0 and s not in keep:
             f = frees[i]
             frees[i] = one(s) if not f else f + (s,)
+    n = len(steps)
+    read_next = [i + 1 < n and len(s.out_slots) == 1 and last[s.out_slots[0]] == i + 1
+                 and steps[i + 1].in_slots == s.out_slots for i, s in enumerate(steps)]
     return Plan(graph, template, steps,
-                tuple([s.as_tuple(f if len(f) < 2 else intern(f)) for s, f in zip(steps, frees)]),
+                tuple([s.as_tuple(f if len(f) < 2 else intern(f), r)
+                       for s, f, r in zip(steps, frees, read_next)]),
                 tuple(feed_slots),
                 fetch_slots, fold_steps, fold_cache, aliases, folded,
                 concurrent=concurrent, chain=chain, blocking=tuple(blocking))
