@@ -75,6 +75,13 @@ _USER_LIKE = ("pyfunc_debug.demo", "pyfunc_debug.examples")   # ours, written as
 _INSTALLED = (os.sep + "site-packages" + os.sep, os.sep + "dist-packages" + os.sep)
 
 
+def _is_ours(frame) -> bool:
+    """Whether ``frame`` runs our code (not the demo's or the examples', written as users
+    write)."""
+    return frame.f_code.co_filename.startswith(_OURS) and \
+        not frame.f_globals.get("__name__", "").startswith(_USER_LIKE)
+
+
 def _user_frame(tb):
     """The innermost frame of ``tb`` in the user's code (not ours, nor an installed
     library's such as numpy, nor the standard library's), else None."""
@@ -129,7 +136,31 @@ class _Stepper:
             if frame is start:
                 self.curindex, self.curframe = i, frame
                 self.curframe_locals = frame.f_locals
+        self._hide_our_frames()
         return ret
+
+    _ours_hidden = 0   # frames of ours the stack leaves out (``w`` says how many)
+
+    def _hide_our_frames(self) -> None:
+        """The stack as the user's program has it: our frames (the session's executor,
+        an op's kernel, this bridge) are left out of ``w``, ``u`` and ``d``, so that ``u``
+        from a wrapped function goes to the line that ran the session, not into us. The
+        frame pdb stands in stays, whosever it is (a function with no Python code
+        stops in ``_call_wrapped``)."""
+        stack = self.stack
+        keep = [e for e in stack if e[0] is self.curframe or not _is_ours(e[0])]
+        self._ours_hidden = len(stack) - len(keep)
+        if self._ours_hidden:
+            self.stack = keep
+            self.curindex = next(i for i, e in enumerate(keep) if e[0] is self.curframe)
+
+    def do_where(self, arg):
+        if self._ours_hidden:
+            print(f"pyfunc-debug: {self._ours_hidden} frame(s) of its own not shown",
+                  file=self.stdout)
+        return super().do_where(arg)
+
+    do_w = do_bt = do_where
 
     def _leave_session(self):
         entered, self._entered = self._entered, None
