@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import io
 import os
+import re
 
 import numpy as np
 
@@ -69,3 +70,29 @@ def test_up_from_a_breakpoint_goes_to_the_line_that_ran_the_session(tmp_path, mo
     said = _session(stops, "w\nu\nc\n", "continue")
     assert OURS not in said
     assert said.count("sess.run(y, {x: np.float32(2)})  # the session's line") >= 2  # w, u
+
+
+def test_under_the_run_command_the_stack_starts_at_the_users_script(tmp_path):
+    import subprocess
+    import sys
+    script = tmp_path / "wrong.py"
+    script.write_text(
+        "import numpy as np\n"
+        "import pyfunc_debug as tf\n"
+        "def wrong(x):\n"
+        "    return (x * 2).astype(np.float64)\n"
+        "x = tf.compat.v1.placeholder(tf.float32)\n"
+        "y = tf.numpy_function(wrong, [x], tf.float32)\n"
+        "with tf.Session() as sess:\n"
+        "    sess.run(y, {x: np.float32(2)})  # the script's line\n")
+    env = dict(os.environ, HOME=str(tmp_path), NO_COLOR="1")
+    r = subprocess.run([sys.executable, "-m", "pyfunc_debug", "run", "--break-on", "error",
+                        "--console", str(script)], input="pm\nw\nu\nc\nc\n",
+                       capture_output=True, text=True, env=env, timeout=120)
+    out = re.sub(r"\x1b\[[0-9;]*m", "", r.stdout)   # pdbpp highlights even into a pipe
+    said = out[out.index("frame(s) of its own not shown"):]
+    stack = said[:said.index("return (x * 2)")]
+    assert "runpy" not in stack and OURS not in stack
+    assert "wrong.py(8)<module>()" in stack   # the oldest frame shown: the script's own
+    assert "Oldest frame" not in said   # u went up to it
+    assert said.count("# the script's line") >= 2   # in w, and where u stood

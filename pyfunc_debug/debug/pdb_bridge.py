@@ -82,6 +82,23 @@ def _is_ours(frame) -> bool:
         not frame.f_globals.get("__name__", "").startswith(_USER_LIKE)
 
 
+_RUNPY = ("<frozen runpy>", os.path.join(_STDLIB, "runpy.py"))
+
+
+def _script_start(stack) -> int:
+    """Index of the first frame of a script our command launched (after our frames and
+    ``runpy``'s that ran it), else 0: the frames before it are the launcher's."""
+    start, ours = 0, False
+    for i, (frame, _) in enumerate(stack):
+        if _is_ours(frame):
+            ours = True
+        elif ours and frame.f_code.co_filename in _RUNPY:
+            start = i + 1
+        elif ours:
+            break
+    return start
+
+
 def _user_frame(tb):
     """The innermost frame of ``tb`` in the user's code (not ours, nor an installed
     library's such as numpy, nor the standard library's), else None."""
@@ -143,12 +160,15 @@ class _Stepper:
 
     def _hide_our_frames(self) -> None:
         """The stack as the user's program has it: our frames (the session's executor,
-        an op's kernel, this bridge) are left out of ``w``, ``u`` and ``d``, so that ``u``
+        an op's kernel, this bridge, and under ``pyfunc-debug run`` the command and
+        ``runpy`` that launched the script) are left out of ``w``, ``u`` and ``d``, so that ``u``
         from a wrapped function goes to the line that ran the session, not into us. The
         frame pdb stands in stays, whosever it is (a function with no Python code
         stops in ``_call_wrapped``)."""
         stack = self.stack
-        keep = [e for e in stack if e[0] is self.curframe or not _is_ours(e[0])]
+        start = _script_start(stack)   # under ``pyfunc-debug run``: the user's script's frame
+        keep = [e for i, e in enumerate(stack)
+                if e[0] is self.curframe or (i >= start and not _is_ours(e[0]))]
         self._ours_hidden = len(stack) - len(keep)
         if self._ours_hidden:
             self.stack = keep
