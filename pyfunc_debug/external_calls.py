@@ -57,11 +57,13 @@ def as_numpy(value):
         return np.asarray(repr(value), dtype=object)
 
 
-# files whose frames a failing callback's traceback leaves out (the adapter's entry point
-# shows once: it re-raises); TensorFlow prints that traceback in its error message (JAX
-# walks the frames themselves, which no rewriting of the traceback changes)
+# files whose frames a failing callback's traceback leaves out; the adapters' entry points
+# re-raise bare, which adds no frame back (Python 3.11+; 3.10 shows that one). TensorFlow
+# prints that traceback in its error message and JAX logs it; the stack JAX's own error
+# message lists is walked from the frames themselves, which no rewriting changes
 _OUR_FILES = frozenset({__file__, external.__file__,   # as the code's co_filename says them
-                        os.path.join(os.path.dirname(__file__), "tensorflow.py")})
+                        *(os.path.join(os.path.dirname(__file__), f)
+                          for f in ("tensorflow.py", "jax.py"))})
 
 
 def without_our_frames(exc: BaseException) -> BaseException:

@@ -38,7 +38,7 @@ from jax._src import source_info_util as _source_info
 
 from .debug.external import ExternalOp
 from .errors import CancelledError
-from .external_calls import CallbackRun, Closing
+from .external_calls import CallbackRun, Closing, without_our_frames
 
 __all__ = ["instrument", "uninstrument", "Instrumentation"]
 
@@ -130,7 +130,11 @@ class _Instrumented:
     run: CallbackRun
 
     def __call__(self, *flat_args):
-        return self.run.call(self.op, self.inner, flat_args)
+        try:
+            return self.run.call(self.op, self.inner, flat_args)
+        except BaseException as e:   # JAX logs its traceback: as without us
+            without_our_frames(e)
+            raise   # a bare raise adds no frame (this one) back (Python 3.11+)
 
     # JAX compares primitive parameters (jaxpr equality, caching): compare as the inner one
     def __eq__(self, other):

@@ -283,7 +283,8 @@ class Instrumentation(Closing):
             try:
                 return run.call(holder[0], func, args)
             except BaseException as e:   # TF prints its traceback: as without us
-                raise without_our_frames(e)
+                without_our_frames(e)
+                raise   # a bare raise adds no frame (this one) back (Python 3.11+)
         callback.__name__ = getattr(func, "__name__", "callback")
         callback.__qualname__ = getattr(func, "__qualname__", callback.__name__)
         return callback

@@ -3,8 +3,11 @@ under jit emit events named after the callback, pause at breakpoints, step into 
 abort. Skipped without the jax extra."""
 from __future__ import annotations
 
+import contextlib
 import io
 import os
+import re
+import sys
 import warnings
 
 import numpy as np
@@ -199,3 +202,33 @@ def test_no_warning_of_ours_reaches_the_program(name):
     ends = [e for e in tr.events if type(e) is ev.OpEnd]
     assert [e.op for e in ends] == ["identity"] * len(CALLS)  # none for an empty array
     assert [e.outputs[0].shape for e in ends] == CALLS
+
+
+@pytest.mark.parametrize("traced", [False, True])
+def test_a_failing_callbacks_logged_traceback_is_jaxs_own(traced, caplog):
+    """JAX logs a failing callback's traceback ("jax.pure_callback failed"): instrumented,
+    traced or not, it holds JAX's frames and the user's, as without us (3.11+: see
+    ``external_calls._OUR_FILES``)."""
+    def bad(x):
+        raise KeyError("missing")   # the user's frame
+
+    def f(x):
+        return jax.pure_callback(bad, jax.ShapeDtypeStruct(x.shape, x.dtype), x)
+
+    def logged() -> str:
+        caplog.clear()
+        with pytest.raises(Exception):
+            jax.jit(f)(jnp.ones(3)).block_until_ready()
+        (record,) = [r for r in caplog.records if r.exc_info]
+        import traceback
+        return "".join(traceback.format_exception(*record.exc_info))
+
+    plain = logged()
+    with pj.instrument(), (ev.subscribe(lambda e: None, capture="summary") if traced
+                           else contextlib.nullcontext()):
+        ours = logged()
+    assert 'raise KeyError("missing")' in ours
+    frames = re.findall(r'File "([^"]+)"', ours)
+    if sys.version_info >= (3, 11):
+        assert frames == re.findall(r'File "([^"]+)"', plain)
+    assert not [f for f in frames if "pyfunc_debug" in f and not f.endswith("jax.py")]

@@ -6,6 +6,7 @@ from __future__ import annotations
 import io
 import os
 import re
+import sys
 import threading
 import time
 import warnings
@@ -352,9 +353,10 @@ def identity(x):
 
 
 @pytest.mark.parametrize("recorded", [False, True])
-def test_a_failing_callbacks_traceback_shows_one_frame_of_ours(inst, recorded, tmp_path):
+def test_a_failing_callbacks_traceback_shows_no_frame_of_ours(inst, recorded, tmp_path):
     """TensorFlow prints the callback's traceback in its error: between TF's frames and the
-    user's there is our entry point alone, as there is TF's wrapper without us."""
+    user's none of ours, as without us (on 3.10 our entry point's, whose bare re-raise
+    adds its frame back there)."""
     def bad(x):
         raise KeyError("missing")   # the user's frame
 
@@ -368,7 +370,7 @@ def test_a_failing_callbacks_traceback_shows_one_frame_of_ours(inst, recorded, t
     text = str(caught.value).split("Traceback (most recent call last):", 1)[1]
     assert 'raise KeyError("missing")' in text and "KeyError: 'missing'" in text
     assert "external_calls.py" not in text and "debug/external.py" not in text
-    assert text.count("pyfunc_debug") == 1 and "tensorflow.py" in text
+    assert text.count("pyfunc_debug") == (sys.version_info < (3, 11))
 
 
 def pfd_trace(path):
