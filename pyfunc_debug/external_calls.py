@@ -96,7 +96,7 @@ def _flat(result) -> list:
 def _emitted(values, touts) -> list:
     """A py_function's results as the op emits them: TensorFlow converts each to its Tout
     (a Python int to int32, an int64 array cast); one of another kind (a float for an int
-    Tout) stays as returned: TensorFlow raises for it."""
+    Tout) stays as returned: TensorFlow fails the op on it (so does the op's check, first)."""
     out = []
     for v, dt in zip(values, touts):
         a = as_numpy(v)

@@ -200,6 +200,44 @@ def _result_check(op):
     return check, tuple(t.name for t in tout)
 
 
+_converted_checks: dict = {}
+
+
+def _converted_check(Tout):
+    """``ExternalOp.check`` for a py_function, or None: once the function returned, TF
+    converts each result to its Tout with ``EagerFunc._convert`` (``convert_to_tensor``)
+    and fails the op if that raises (a string for a float Tout); this makes the same
+    conversion, so that the record fails too. A tensor or array of its Tout's dtype (the
+    commonest result) passes at once. One per Tout."""
+    try:
+        tout = tuple(tf.as_dtype(t) for t in (Tout if isinstance(Tout, (list, tuple))
+                                              else [Tout]))
+    except (TypeError, ValueError):   # nested specs: TF converts them its own way
+        return None
+    check = _converted_checks.get(tout)
+    if check is None:
+        convert = script_ops.EagerFunc(None, list(tout), False)._convert
+        fits = [(t, t.as_numpy_dtype) for t in tout]
+
+        def passes(x, t, np_dtype) -> bool:
+            return x.dtype == (t if isinstance(x, tf.Tensor) else np_dtype) \
+                if isinstance(x, (tf.Tensor, np.ndarray)) else False
+
+        def check(ret):
+            try:   # as EagerFunc._call does
+                if isinstance(ret, (tuple, list)):
+                    for x, (t, np_dtype) in zip(ret, fits):
+                        if not passes(x, t, np_dtype):
+                            convert(x, t)
+                elif ret is not None and not passes(ret, *fits[0]):
+                    convert(ret, fits[0][0])
+            except Exception as e:   # noqa: BLE001 - what TF will fail the op with
+                return e.with_traceback(None)
+            return None
+        check = _converted_checks[tout] = check
+    return check
+
+
 def _eager_name(name, op_type: str) -> str:
     scope = tf_ops.get_name_scope()
     base = name or op_type
@@ -209,15 +247,17 @@ def _eager_name(name, op_type: str) -> str:
 _eager_ops: dict = {}
 
 
-def _eager_op(name: str, typ: str, source: str, target=None, touts=()) -> ExternalOp:
+def _eager_op(name: str, typ: str, source: str, target=None, touts=(),
+              check=None) -> ExternalOp:
     """One op per eager call site (and function): its calls are calls of one op, which
     diagnostics compare (an output shape unlike the earlier calls')."""
-    key = (name, typ, source, target, touts)
+    key = (name, typ, source, target, touts, check)
     op = _eager_ops.get(key)
     if op is None:
         if len(_eager_ops) > 4096:   # call sites made in a loop (generated names)
             _eager_ops.clear()
-        op = _eager_ops[key] = ExternalOp(name, typ, source, target=target, touts=touts)
+        op = _eager_ops[key] = ExternalOp(name, typ, source, target=target, touts=touts,
+                                          check=check)
     return op
 
 
@@ -251,14 +291,16 @@ class Instrumentation(Closing):
                 "PyFunc" if stateful else "PyFuncStateless")
             eager = tf.executing_eagerly()   # then the call runs in there: no op to name it
             touts = _numeric_touts(Tout) if use_eager_py_func else ()
+            converted = _converted_check(Tout) if use_eager_py_func else None
             holder = [(_eager_op if eager else ExternalOp)(_eager_name(name, typ), typ,
                                                           _stack_source(), target=_code(func),
-                                                          touts=touts)]
+                                                          touts=touts, check=converted)]
             result = internal_py_func(me._callback(func, holder), inp, Tout, stateful,
                                       use_eager_py_func, is_grad_func, name)
             op = None if eager else _op_of(result)
             if op is not None:  # built, not run: name it after TF's op, as the user named it
-                check, declared = _result_check(op) if not use_eager_py_func else (None, ())
+                check, declared = _result_check(op) if not use_eager_py_func else \
+                    (converted, ())
                 holder[0] = ExternalOp(op.name, op.type, _op_source(op) or holder[0].source,
                                        target=holder[0].target, touts=touts, check=check,
                                        declared=declared)

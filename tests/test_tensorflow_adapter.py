@@ -387,7 +387,7 @@ def _nothing():
 def test_a_py_function_result_is_recorded_as_the_op_emits_it(inst, tmp_path, capture):
     """TF converts what a py_function returns to its Tout (a Python int, an int64 array to
     int32): the trace said int64 where TF's own element_spec said int32. A float for an
-    int Tout is not converted (TF raises for it): it stays as returned."""
+    int Tout cannot be converted: TF fails the op, and so does the record."""
     got = []
     rec = pfd.trace(tmp_path / "t.jsonl") if capture == "deferred" else \
         ev.subscribe(got.append, capture="summary")
@@ -403,7 +403,40 @@ def test_a_py_function_result_is_recorded_as_the_op_emits_it(inst, tmp_path, cap
     outs = {e.op: e.outputs[0] for e in events if type(e).__name__ == "OpEnd"}
     assert (outs["words"].dtype, outs["words"].min) == ("int32", 3.0)
     assert (outs["arr"].dtype, outs["arr"].shape) == ("int32", (2,))
-    assert outs["half"].dtype == "float64" and outs["half"].min == 2.5
+    assert "half" not in outs
+    [error] = [e for e in events if type(e).__name__ == "OpError"]
+    assert error.op == "half" and "2.5" in error.message
+
+
+def words(x):
+    return "not a number"   # for Tout float32: TF's conversion fails once it returned
+
+
+@pytest.mark.parametrize("where", ["tf.function", "eager"])
+def test_a_py_function_result_tf_cannot_convert_is_the_ops_error(where, tmp_path):
+    """TF converts a py_function's result to its Tout after the function returned, and
+    fails the op when it cannot: the record fails too (it said the op ended well), and
+    the program gets TF's very error, as without instrument()."""
+    def op(x):
+        return tf.py_function(words, [x], tf.float32, name="words")
+    run = (lambda: tf.function(op)(tf.constant(1.0))) if where == "tf.function" else \
+        (lambda: op(tf.constant(1.0)))
+    plain = _raised(run)
+    seen = []
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)   # earlier tests' built callbacks
+        inst = pt.instrument()
+    try:
+        with ev.subscribe(seen.append, capture="summary"):
+            ours = _raised(run)
+    finally:
+        inst.close()
+    numbered = re.compile(r"\d+")
+    assert ours[0] is plain[0]
+    assert numbered.sub("N", ours[1]) == numbered.sub("N", plain[1])
+    [error] = [e for e in seen if type(e).__name__ == "OpError"]
+    assert error.error_type == "TypeError" and "Cannot convert 'not a number'" in error.message
+    assert not [e for e in seen if type(e).__name__ == "OpEnd"]
 
 
 def widen(x):
