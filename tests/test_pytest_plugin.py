@@ -532,6 +532,26 @@ def test_param(key):
     assert os.listdir(pytester.path / "traces") == []
 
 
+def test_a_passing_test_does_not_remove_the_file_of_one_whose_name_sanitizes_alike(
+        pytester, monkeypatch):
+    """``[x/y]`` failed in one session; ``[x_y]`` passed in the next, run alone: it took
+    the same file name and removed the other test's trace."""
+    pytester.makepyfile(test_inner=GRAPH + '''
+import os
+import pytest
+
+@pytest.mark.parametrize("key", ["x/y", "x_y"])
+def test_param(key):
+    run(lookup, 2 if key == "x/y" else 1, tf.int32)
+''')
+    plugins = ("-p", "pyfunc_debug", "--pfd-trace=traces")
+    _light_run(pytester, monkeypatch, *plugins, "-k", "x/y").assert_outcomes(failed=1)
+    written = _written(pytester)
+    _light_run(pytester, monkeypatch, *plugins, "-k", "x_y").assert_outcomes(passed=1)
+    assert _written(pytester) == written == [file_name("test_inner.py::test_param[x/y]",
+                                                       unique=True)]
+
+
 def test_break_on_is_refused_under_xdist(pytester, monkeypatch):
     pytest.importorskip("xdist")
     pytester.makepyfile(test_inner="def test_never():\n    raise AssertionError('ran')\n")

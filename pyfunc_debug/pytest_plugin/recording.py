@@ -39,8 +39,10 @@ _MAX_NAME = 120
 
 def file_name(nodeid: str, unique: bool = False) -> str:
     """A file name for a test id: ``tests/test_x.py::test_a[1]`` -> ``tests_test_x.py__test_a_1.jsonl``;
-    ``unique``: with a digest of the id whenever the name had to change a character (under
-    xdist no worker sees the names the others gave: ``[x/y]`` and ``[x_y]`` collided)."""
+    ``unique`` (the plugin's names): with a digest of the id whenever a parameter id's
+    character had to change (no session sees the names another gave, nor does an xdist
+    worker the others': ``[x/y]`` and ``[x_y]`` collided, a passing one removing the
+    other's file)."""
     safe = re.sub(r"[^\w.-]", "_", nodeid).strip("._") or "test"
     if len(safe) > _MAX_NAME:  # keep it short and still unique
         safe = f"{safe[:_MAX_NAME - 11]}-{_digest(nodeid)}"
@@ -146,7 +148,7 @@ class FailedTraces:
                                                   functions)))
 
     def _path(self, nodeid: str) -> Path:
-        name = file_name(nodeid, unique="PYTEST_XDIST_WORKER" in os.environ)
+        name = file_name(nodeid, unique=True)
         if self._owners.setdefault(name, nodeid) != nodeid:
             name = f"{name[:-len('.jsonl')]}-{_digest(nodeid)}.jsonl"
         return self.directory / name
