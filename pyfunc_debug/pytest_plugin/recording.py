@@ -23,6 +23,7 @@ from pathlib import Path
 import pytest
 
 from .. import events as ev
+from ..source_text import relative_source
 from ..trace.failures import first_failure, original_line
 from ..trace.faults import faults_path
 from ..trace.jsonl import origins_path
@@ -92,11 +93,11 @@ def _failure(lines, events) -> str | None:
                        e.kind in _WRONG), None)
         if warned is None:
             return None
-        where = f" created at {warned.source}" if warned.source else ""
+        where = f" created at {relative_source(warned.source)}" if warned.source else ""
         lines.append(f"first op that went wrong: '{warned.op}' ({warned.op_type}){where}")
         lines.append(f"diagnostic: {warned.message}")
         return warned.op
-    where = f" created at {failed.source}" if failed.source else ""
+    where = f" created at {relative_source(failed.source)}" if failed.source else ""
     lines.append(f"first failing op: '{failed.op}' ({failed.op_type}){where}")
     line = original_line(failed.message)
     if failed.error_type not in line:
