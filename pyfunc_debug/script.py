@@ -155,6 +155,15 @@ def run_program(program: Program) -> Outcome:
         return _failure_outcome(e, program)
     finally:
         sys.argv, sys.path[:] = saved_argv, saved_path
+        _settle_callbacks()
+
+
+def _settle_callbacks() -> None:
+    """A framework's threads still calling the program's functions finish first (see
+    ``external_calls.settle``); only when an adapter was used (it imported that module)."""
+    calls = sys.modules.get("pyfunc_debug.external_calls")
+    if calls is not None:
+        calls.settle()
 
 
 def _exit_outcome(e: SystemExit) -> Outcome:

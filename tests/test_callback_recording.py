@@ -119,3 +119,32 @@ def test_a_call_paused_while_its_sink_goes_away_ends_cleanly():
         run.end()
         sub.close()
     assert out.tolist() == [2.0, 2.0, 2.0]
+
+
+def test_a_program_ends_after_the_callbacks_a_framework_thread_is_still_running():
+    """``external_calls.settle`` (run when a program ends): a tf.data prefetch thread still
+    in a recorded call when Python's shutdown freed its pipeline hung the process at
+    exit. It waits, the lock let go, until the calls in flight have returned."""
+    import threading
+    import time
+
+    from pyfunc_debug import external_calls
+    started, done = threading.Event(), []
+
+    def slow(v):
+        started.set()
+        time.sleep(0.3)   # the interpreter lock let go, as a real call's numpy work does
+        done.append(v)
+        return v
+
+    run, op = CallbackRun("test"), ExternalOp("slow", "PyFunc")
+    with pfd.trace(capture="summary") as tr:
+        worker = threading.Thread(target=run.call, args=(op, slow, (np.float32(1),)))
+        worker.start()
+        started.wait(10)
+        external_calls.settle(quiet=0.05, limit=10)
+        assert done == [np.float32(1)]   # it waited for the call in flight
+        worker.join()
+    run.end()
+    assert [type(e).__name__ for e in tr.events].count("OpEnd") == 1
+    assert not external_calls._busy
