@@ -261,6 +261,48 @@ def _eager_op(name: str, typ: str, source: str, target=None, touts=(),
     return op
 
 
+_OUR_DIR = os.path.dirname(os.path.abspath(__file__))
+_USER_LIKE = ("demo.py", os.path.join("examples", ""))   # ours, written as users write
+
+
+def _our_files() -> frozenset:
+    """Our package's files but the demo's and the examples' (they read as a user's)."""
+    files = set()
+    for folder, _, names in os.walk(_OUR_DIR):
+        for name in names:
+            path = os.path.join(folder, name)
+            if name.endswith(".py") and not os.path.relpath(path, _OUR_DIR).startswith(
+                    _USER_LIKE):
+                files.add(path)
+    return frozenset(files)
+
+
+def _launcher_files() -> frozenset:
+    """Under our command (its frames on the stack now), the files of the frames that
+    launched the program and are not its own: runpy's, and the console script (or
+    ``python -m pyfunc_debug``'s runpy) that started the command. Else none."""
+    import runpy
+    frame, outermost, ours = sys._getframe(), None, False
+    while frame is not None:
+        ours = ours or frame.f_code.co_filename.startswith(
+            os.path.join(_OUR_DIR, "cli", ""))
+        outermost, frame = frame, frame.f_back
+    if not ours:
+        return frozenset()
+    return frozenset({"<frozen runpy>", runpy.__file__, outermost.f_code.co_filename})
+
+
+class _NotTheProgram(tf_stack.StackTraceFilter):
+    """TF's stack filter for an op's creation stack: our frames and the launcher's
+    (``Instrumentation`` sets ``files`` once installed)."""
+
+    files: frozenset = frozenset()
+
+    def get_filtered_filenames(self):
+        parent = self.parent.get_filtered_filenames() if self.parent is not None else ()
+        return self.files.union(parent)
+
+
 class Instrumentation(Closing):
     """The installed wrappers; ``close()`` (or leaving ``with``) restores TF's own and
     ends the callbacks' run. ``run`` is the ``CallbackRun`` the calls belong to."""
@@ -271,6 +313,7 @@ class Instrumentation(Closing):
         self._saved = None
 
     def _install(self) -> None:
+        _NotTheProgram.files = _our_files() | _launcher_files()
         self._saved = (script_ops._internal_py_func, script_ops.py_func_common)
         internal_py_func, py_func_common = self._saved
         me = self
@@ -278,8 +321,8 @@ class Instrumentation(Closing):
         def _internal_py_func(func, inp, Tout, stateful=None, use_eager_py_func=False,
                               is_grad_func=False, name=None):
             # the op's creation stack, which TF's errors quote ("defined at"), leaves out
-            # this file's frames as it leaves out TF's own: its message reads as without us
-            with tf_stack.CurrentModuleFilter():
+            # our frames as it leaves out TF's own: its message reads as without us
+            with _NotTheProgram():
                 return build(func, inp, Tout, stateful, use_eager_py_func, is_grad_func, name)
 
         def build(func, inp, Tout, stateful, use_eager_py_func, is_grad_func, name):

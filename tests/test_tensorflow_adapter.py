@@ -485,3 +485,29 @@ def test_a_result_of_the_wrong_dtype_is_the_ops_error_and_tfs_own_for_the_progra
         assert functions["widen"]["Tout"] == ["float32"]
         assert [c["error_type"] for c in calls] == ["InvalidArgumentError"]
         np.testing.assert_array_equal(calls[0].inputs[0], [1.0, 2.0])
+
+
+def test_under_the_trace_command_tfs_defined_at_names_the_programs_frames_only(tmp_path):
+    """TF's error quotes where the failing op was made ("defined at"): under
+    ``pyfunc-debug trace --tf`` it listed the command's frames and runpy's before the
+    program's. It reads as the program run by python alone."""
+    import subprocess
+    (tmp_path / "prog.py").write_text(
+        "import tensorflow as tf\n"
+        "def f(x):\n"
+        "    raise ValueError('boom')\n"
+        "@tf.function\n"
+        "def g(x):\n"
+        "    return tf.py_function(f, [x], tf.float32)\n"
+        "g(tf.constant(1.0))\n")
+    env = dict(os.environ, PYTHONWARNINGS="ignore", TF_CPP_MIN_LOG_LEVEL="3")
+
+    def defined_at(*command) -> str:
+        r = subprocess.run([sys.executable, *command], cwd=tmp_path, env=env,
+                           capture_output=True, text=True, timeout=300)
+        text = r.stderr[r.stderr.index("defined at (most recent call last):"):]
+        return text[:text.index("ValueError")]
+
+    plain = defined_at("prog.py")
+    assert 'prog.py", line 7, in <module>' in plain
+    assert defined_at("-m", "pyfunc_debug", "trace", "--tf", "-o", "t.jsonl", "prog.py") == plain
