@@ -381,3 +381,23 @@ def test_types_the_fast_encoder_hands_back_are_written_as_json_has_them(tmp_path
     assert start.op == "named by numpy" and type(start.op) is str
     assert end == ev.without_values(events[1])
     assert end.outputs[1].nan == 1 and end.outputs[1].row[3:6] == nan.row[3:6]
+
+
+def test_what_an_open_trace_queues_reaches_its_file_when_the_program_ends(tmp_path):
+    """A trace left open (its ``with`` never left): ops queued between runs were lost
+    at exit when the helper thread had not written them yet."""
+    import subprocess
+    script = tmp_path / "left_open.py"
+    script.write_text(
+        "import importlib\n"
+        "import pyfunc_debug as pfd\n"
+        "from pyfunc_debug import events as ev\n"
+        "flusher = importlib.import_module('pyfunc_debug.trace.flusher')\n"
+        "flusher.FLUSH_NS = 10**12   # the helper thread does not get to it\n"
+        f"tr = pfd.trace({str(tmp_path / 't.jsonl')!r}).__enter__()\n"
+        "tr._writer.op_write(ev.OpStart(ev.next_seq(), 1, 1, 1, 'a', 'PyFunc', None,\n"
+        "                               'x.py:1', ()))\n")
+    r = subprocess.run([sys.executable, str(script)], capture_output=True, text=True,
+                       timeout=120)
+    assert r.returncode == 0, r.stderr
+    assert [e.op for e in tf.load_trace(tmp_path / "t.jsonl")] == ["a"]

@@ -8,6 +8,7 @@ next writer starts one.
 """
 from __future__ import annotations
 
+import atexit
 import os
 import threading
 import time
@@ -90,6 +91,19 @@ def _flush_all() -> bool:
                 if w._error is None:  # later batches dropped, not kept in memory
                     w._error = e
     return bool(writers)
+
+
+def _flush_at_exit() -> None:
+    """What open writers still queue (ops between runs, a trace left open) reaches its
+    file when the program ends: the helper thread, a daemon, would not get to it."""
+    for w in open_writers():
+        try:
+            w.flush()
+        except Exception:  # noqa: BLE001 - a full disk at exit: the file keeps its prefix
+            pass
+
+
+atexit.register(_flush_at_exit)
 
 
 def _after_fork_in_child() -> None:
