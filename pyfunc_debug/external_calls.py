@@ -46,16 +46,16 @@ _new = tuple.__new__   # events built without NamedTuple's Python-level __new__
 _ndarray = np.ndarray
 _runs: list = []   # every CallbackRun made, for abort_of
 _busy: dict = {}   # thread id -> observed callbacks it is in (see ``settle``)
-_last_call = [0.0]   # time.monotonic() of an observed callback's last start or end
+_last_call = [0.0]   # time.monotonic() when an observed callback last returned
 
 
 def _calling(tid: int, step: int) -> None:
     n = _busy.get(tid, 0) + step   # each thread changes its own key alone
     if n:
         _busy[tid] = n
-    else:
+    else:   # its last call returned
         _busy.pop(tid, None)
-    _last_call[0] = time.monotonic()
+        _last_call[0] = time.monotonic()
 
 
 def settle(quiet: float = 0.05, limit: float = 1.0) -> None:

@@ -39,13 +39,17 @@ from jax._src import source_info_util as _source_info
 from .debug.external import ExternalOp
 from .errors import CancelledError
 from .external_calls import CallbackRun, Closing, without_our_frames
+from .source_text import PACKAGE_DIR, USER_LIKE
 
 __all__ = ["instrument", "uninstrument", "Instrumentation"]
 
 _JAX_DIRS = tuple(os.path.dirname(m.__file__) + os.sep for m in
                   (sys.modules.get("jax"), sys.modules.get("jaxlib")) if m is not None)
-_OUR_DIR = os.path.dirname(os.path.abspath(__file__)) + os.sep
-_NOT_USER = _JAX_DIRS + (_OUR_DIR, "<frozen ", os.path.dirname(os.__file__) + os.sep)
+_NOT_USER = _JAX_DIRS + (PACKAGE_DIR, "<frozen ", os.path.dirname(os.__file__) + os.sep)
+
+
+def _is_user_file(filename: str) -> bool:
+    return not filename.startswith(_NOT_USER) or filename.startswith(USER_LIKE)
 
 _PRIMITIVES = {"pure_callback": _callback_mod.pure_callback_p,
                "io_callback": _callback_mod.io_callback_p,
@@ -85,7 +89,7 @@ def _stack_source(depth: int = 2) -> str:
     frame = sys._getframe(depth)
     while frame is not None:
         name = frame.f_code.co_filename
-        if not name.startswith(_NOT_USER):
+        if _is_user_file(name):
             return f"{name}:{frame.f_lineno}"
         frame = frame.f_back
     return ""
@@ -98,7 +102,7 @@ def _equation_source() -> str:
         tb = _source_info.current().traceback
         codes, lastis = tb.raw_frames() if tb is not None else ((), ())
         for code, lasti in zip(codes, lastis):
-            if not code.co_filename.startswith(_NOT_USER):
+            if _is_user_file(code.co_filename):
                 frame = _source_info.raw_frame_to_frame(code, lasti)
                 return f"{frame.file_name}:{frame.start_line}"
     except Exception:  # a JAX without these helpers: the stack is the next best

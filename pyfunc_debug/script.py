@@ -18,7 +18,7 @@ import sys
 import traceback
 from dataclasses import dataclass, field
 
-from .source_text import relative_source
+from .source_text import is_ours, relative_source
 
 __all__ = ["Program", "Outcome", "ProgramError", "parse_command", "check", "run_program",
            "abort_line"]
@@ -215,12 +215,11 @@ def _pdb_quit(e: BaseException):
 
 def _user_line(e: BaseException) -> str:
     """`` at FILE:LINE`` of the last frame of ``e``'s traceback outside pdb and us."""
-    ours = os.path.dirname(os.path.abspath(__file__)) + os.sep
     tb, found = e.__traceback__, ""
     while tb is not None:
         name = tb.tb_frame.f_code.co_filename
         if os.path.basename(name) not in ("bdb.py", "pdb.py", "pdbpp.py") \
-                and not os.path.abspath(name).startswith(ours):
+                and not is_ours(os.path.abspath(name)):
             found = f" at {relative_source(f'{name}:{tb.tb_lineno}')}"
         tb = tb.tb_next
     return found

@@ -41,6 +41,7 @@ from tensorflow.python.util import tf_stack
 
 from .debug.external import ExternalOp
 from .external_calls import CallbackRun, Closing, without_our_frames
+from .source_text import PACKAGE_DIR, USER_LIKE, is_ours
 
 __all__ = ["instrument", "uninstrument", "Instrumentation", "result_error"]
 
@@ -54,15 +55,15 @@ def _package_dir(name: str) -> str | None:
 
 # TF's own files (and Keras', which calls TF on the user's behalf): never the user's line
 _TF_DIRS = tuple(d for d in map(_package_dir, ("tensorflow", "keras", "tf_keras")) if d)
-_OUR_DIR = os.path.dirname(os.path.abspath(__file__)) + os.sep
-_NOT_USER = _TF_DIRS + (_OUR_DIR, "<frozen ")
+_NOT_USER = _TF_DIRS + (PACKAGE_DIR, "<frozen ")
 _CONTEXTLIB = os.path.dirname(os.__file__) + os.sep + "contextlib.py"
 
 _active: Instrumentation | None = None
 
 
 def _is_user_file(filename: str) -> bool:
-    return not filename.startswith(_NOT_USER) and filename != _CONTEXTLIB
+    return (not filename.startswith(_NOT_USER) or filename.startswith(USER_LIKE)) and \
+        filename != _CONTEXTLIB
 
 
 def _code(func):
@@ -261,20 +262,10 @@ def _eager_op(name: str, typ: str, source: str, target=None, touts=(),
     return op
 
 
-_OUR_DIR = os.path.dirname(os.path.abspath(__file__))
-_USER_LIKE = ("demo.py", os.path.join("examples", ""))   # ours, written as users write
-
-
 def _our_files() -> frozenset:
-    """Our package's files but the demo's and the examples' (they read as a user's)."""
-    files = set()
-    for folder, _, names in os.walk(_OUR_DIR):
-        for name in names:
-            path = os.path.join(folder, name)
-            if name.endswith(".py") and not os.path.relpath(path, _OUR_DIR).startswith(
-                    _USER_LIKE):
-                files.add(path)
-    return frozenset(files)
+    """Our package's files (``is_ours``: not the demo's or the examples')."""
+    return frozenset(path for folder, _, names in os.walk(PACKAGE_DIR) for name in names
+                     if name.endswith(".py") and is_ours(path := os.path.join(folder, name)))
 
 
 def _launcher_files() -> frozenset:
@@ -285,7 +276,7 @@ def _launcher_files() -> frozenset:
     frame, outermost, ours = sys._getframe(), None, False
     while frame is not None:
         ours = ours or frame.f_code.co_filename.startswith(
-            os.path.join(_OUR_DIR, "cli", ""))
+            os.path.join(PACKAGE_DIR, "cli", ""))
         outermost, frame = frame, frame.f_back
     if not ours:
         return frozenset()

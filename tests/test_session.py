@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import collections
+import os
 import threading
 import time
 
@@ -139,6 +140,21 @@ def test_device_is_recorded():
             y = tf.constant(1.0)
         z = tf.constant(2.0)
     assert y.op.device == "/cpu:0" and z.op.device == ""
+
+
+def test_an_op_made_by_a_shipped_example_is_created_at_the_examples_line():
+    """Installed, the examples are pyfunc_debug/examples/: their frames were skipped as
+    ours, and an example's op said it was created in the console script
+    (``bin/pyfunc-debug:8``). The demo and the examples are written as users write."""
+    from pyfunc_debug.source_text import PACKAGE_DIR
+    path = os.path.join(PACKAGE_DIR, "examples", "shipped.py")
+    code = compile("import pyfunc_debug as tf\n"
+                   "x = tf.compat.v1.placeholder(tf.float32)\n"
+                   "y = tf.numpy_function(lambda v: v, [x], tf.float32)\n", path, "exec")
+    scope: dict = {}
+    with tf.Graph().as_default():
+        exec(code, scope)
+    assert (scope["y"].op.source.filename, scope["y"].op.source.lineno) == (path, 3)
 
 
 def test_op_remembers_its_source_line():

@@ -12,15 +12,12 @@ import sysconfig
 import traceback
 from typing import NamedTuple
 
-import pyfunc_debug
+from pyfunc_debug.source_text import PACKAGE_DIR, USER_LIKE, is_ours
 from pyfunc_debug.trace.failures import original_line
 
 __all__ = ["UserError", "user_error", "error_text"]
 
 _FRAME = re.compile(r'^\s*File "(?P<file>[^"]+)", line (?P<line>\d+), in (?P<func>\S+)\s*$')
-_PACKAGE = os.path.dirname(os.path.abspath(pyfunc_debug.__file__))
-# ours, but written as users write (their frames are the user's code in the demo)
-_USER_LIKE = (os.path.join(_PACKAGE, "demo.py"), os.path.join(_PACKAGE, "examples") + os.sep)
 _HERE = os.path.dirname(os.path.abspath(__file__)) + os.sep          # the UI itself
 _STDLIB = sysconfig.get_path("stdlib") + os.sep
 _INSTALLED = (os.sep + "site-packages" + os.sep, os.sep + "dist-packages" + os.sep)
@@ -53,15 +50,9 @@ def error_text(error: BaseException | None) -> str:
         return text if "\n" in text.strip() else f"{remote}: {text}"
     if error.__traceback__ is not None:   # the framework's and the user's frames, not ours
         from pyfunc_debug.external_calls import traceback_without
-        shown = traceback_without(error.__traceback__, _ours)
+        shown = traceback_without(error.__traceback__, is_ours)
         return "".join(traceback.format_exception(type(error), error, shown)).rstrip()
     return "".join(traceback.format_exception_only(error)).rstrip()
-
-
-def _ours(path: str) -> bool:
-    """pyfunc-debug's own code (the callback wrapper that called the user's function), not
-    the demo's or the examples' (written as users write)."""
-    return path.startswith(_PACKAGE + os.sep) and not path.startswith(_USER_LIKE)
 
 
 def user_error(text: str) -> UserError:
@@ -87,9 +78,9 @@ def _is_users(path: str) -> bool:
     if path.startswith("<"):
         return False
     path = os.path.abspath(path)
-    if path.startswith(_USER_LIKE):
+    if path.startswith(USER_LIKE):
         return True
-    if path.startswith((_PACKAGE + os.sep, _HERE, _STDLIB)):
+    if path.startswith((PACKAGE_DIR, _HERE, _STDLIB)):
         return False
     return not any(part in path for part in _INSTALLED)
 

@@ -6,6 +6,7 @@ import os
 import sys
 import warnings
 
+from ..source_text import is_ours
 from .checks import UsageError
 from .parser import SCRIPT_COMMANDS, build_parser
 
@@ -46,15 +47,12 @@ def main(argv=None) -> int:
         warnings.showwarning = saved
 
 
-_OURS = os.path.dirname(os.path.dirname(os.path.abspath(__file__))) + os.sep
-
-
 def _our_warnings_as_lines(command: str, show):
     """Warnings our own code raises (a trace's torn last line, a value file not read) as
     one line naming the command, not Python's two lines quoting our source; a program's
     own warnings as Python shows them."""
     def _line(message, category, filename, lineno, file=None, line=None):
-        if not os.path.abspath(filename).startswith(_OURS):
+        if not is_ours(os.path.abspath(filename)):
             return show(message, category, filename, lineno, file, line)
         print(f"pyfunc-debug {command}: warning: {message}", file=file or sys.stderr)
     return _line

@@ -23,6 +23,7 @@ import sysconfig
 import threading
 
 from ..errors import CancelledError
+from ..source_text import USER_LIKE, is_ours
 from .pdb_choice import is_pdbpp, pdb_class, take_note
 
 __all__ = ["PdbRunner", "PdbQuit", "make_pdb", "keeping_frame", "NOTHING"]
@@ -69,19 +70,8 @@ def _keep_frame(frame, event, arg):
         sys.setprofile(None)
 
 
-_OURS = os.path.dirname(os.path.dirname(os.path.abspath(__file__))) + os.sep
 _STDLIB = sysconfig.get_path("stdlib") + os.sep
-_USER_LIKE = ("pyfunc_debug.demo", "pyfunc_debug.examples")   # ours, written as users write
 _INSTALLED = (os.sep + "site-packages" + os.sep, os.sep + "dist-packages" + os.sep)
-
-
-def _is_ours(frame) -> bool:
-    """Whether ``frame`` runs our code (not the demo's or the examples', written as users
-    write)."""
-    return frame.f_code.co_filename.startswith(_OURS) and \
-        not frame.f_globals.get("__name__", "").startswith(_USER_LIKE)
-
-
 _RUNPY = ("<frozen runpy>", os.path.join(_STDLIB, "runpy.py"))
 
 
@@ -90,7 +80,7 @@ def _script_start(stack) -> int:
     ``runpy``'s that ran it), else 0: the frames before it are the launcher's."""
     start, ours = 0, False
     for i, (frame, _) in enumerate(stack):
-        if _is_ours(frame):
+        if is_ours(frame.f_code.co_filename):
             ours = True
         elif ours and frame.f_code.co_filename in _RUNPY:
             start = i + 1
@@ -106,10 +96,9 @@ def _user_frame(tb):
     while tb is not None:
         f = tb.tb_frame
         name = f.f_code.co_filename
-        module = f.f_globals.get("__name__", "")
-        ours = name.startswith(_OURS) and not module.startswith(_USER_LIKE)
-        library = name.startswith((_STDLIB, "<frozen")) or \
-            any(part in name for part in _INSTALLED)
+        ours = is_ours(name)
+        library = not name.startswith(USER_LIKE) and (   # installed, the examples are too
+            name.startswith((_STDLIB, "<frozen")) or any(p in name for p in _INSTALLED))
         if not (ours or library):
             found = f
         tb = tb.tb_next
@@ -168,7 +157,7 @@ class _Stepper:
         stack = self.stack
         start = _script_start(stack)   # under ``pyfunc-debug run``: the user's script's frame
         keep = [e for i, e in enumerate(stack)
-                if e[0] is self.curframe or (i >= start and not _is_ours(e[0]))]
+                if e[0] is self.curframe or (i >= start and not is_ours(e[0].f_code.co_filename))]
         self._ours_hidden = len(stack) - len(keep)
         if self._ours_hidden:
             self.stack = keep

@@ -4,12 +4,11 @@ from __future__ import annotations
 import os
 import sys
 
+from ..source_text import PACKAGE_DIR, USER_LIKE
+
 __all__ = ["SourceLocation", "user_frame"]
 
-_PKG_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__))) + os.sep
-_SKIP = (_PKG_DIR, os.path.dirname(os.__file__) + os.sep + "contextlib.py", "<frozen ")
-# Package modules that build graphs the way user code does: their lines are the source.
-_USER_LIKE = (_PKG_DIR + "demo.py",)
+_SKIP = (PACKAGE_DIR, os.path.dirname(os.__file__) + os.sep + "contextlib.py", "<frozen ")
 
 
 class SourceLocation:
@@ -44,7 +43,7 @@ def user_frame(depth: int = 2) -> SourceLocation:
     while frame is not None:
         code = frame.f_code
         name = code.co_filename
-        if not name.startswith(_SKIP) or name in _USER_LIKE:
+        if not name.startswith(_SKIP) or name.startswith(USER_LIKE):
             return SourceLocation(name, frame.f_lineno, code.co_name)
         frame = frame.f_back
     return UNKNOWN_SOURCE

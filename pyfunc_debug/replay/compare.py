@@ -12,6 +12,7 @@ import os
 import numpy as np
 
 from .. import events as ev
+from ..source_text import is_ours
 from ..trace.diff import _compare_ops, _gist, _side_by_side
 from ..trace.summary import summarize
 
@@ -122,9 +123,8 @@ def side_by_side(recorded, now, record=None) -> list:
         return ["(the trace holds no result for this call: recorded up to a kill?)"]
     if type(recorded) is ev.OpError and type(now) is ev.OpError:
         at = ""
-        ours = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
         if record is not None and record.get("error_file") and \
-                not os.path.abspath(record["error_file"]).startswith(ours + os.sep):
+                not is_ours(os.path.abspath(record["error_file"])):
             at = f" (at {os.path.basename(record['error_file'])}:{record.get('error_line')})"
         return [f"  A  failed: {_gist(recorded.message)}{at}", f"  B  failed: {_gist(now.message)}"]
     lines = []

@@ -43,7 +43,7 @@ def unregister(writer) -> None:
     """Flush ``writer`` no more (its owner closes it: see ``JsonlWriter.close``)."""
     global _refs
     with _lock:
-        _refs = tuple(r for r in _refs if r() is not None and r() is not writer)
+        _refs = tuple(r for r in _refs if (w := r()) is not None and w is not writer)
 
 
 def open_writers() -> list:
@@ -81,7 +81,9 @@ def _run() -> None:
 
 def _flush_all() -> bool:
     """One pass over the open writers; whether there were any. No reference to one is
-    kept after it (a closed writer's window would stay alive until the next pass)."""
+    kept after it (a closed writer's window would stay alive until the next pass). Also
+    run when the program ends: what open writers still queue (ops between runs, a trace
+    left open) reaches its file; the helper thread, a daemon, would not get to it."""
     writers = open_writers()
     for w in writers:
         if w._queue:
@@ -93,17 +95,7 @@ def _flush_all() -> bool:
     return bool(writers)
 
 
-def _flush_at_exit() -> None:
-    """What open writers still queue (ops between runs, a trace left open) reaches its
-    file when the program ends: the helper thread, a daemon, would not get to it."""
-    for w in open_writers():
-        try:
-            w.flush()
-        except Exception:  # noqa: BLE001 - a full disk at exit: the file keeps its prefix
-            pass
-
-
-atexit.register(_flush_at_exit)
+atexit.register(_flush_all)
 
 
 def _after_fork_in_child() -> None:

@@ -3,7 +3,7 @@
 Each event line is a strict-JSON array ``[type, field, ...]`` (see ``codec``);
 the header names the fields of every row type.
 
-Written as the run goes and flushed at least every ``FLUSH_NS`` and at the end
+Written as the run goes and flushed at least every ``flusher.FLUSH_NS`` and at the end
 of every run, so a process killed mid-run leaves a loadable prefix: the header
 reaches the final name complete (written under a temporary name, then renamed),
 a captured value's file is complete before the line naming it is written, and
@@ -40,7 +40,6 @@ from .values import values_dir, write_value
 __all__ = ["JsonlWriter", "load_trace", "TraceFormatError", "LoadedTrace", "FORMAT", "VERSION",
            "values_dir", "origins_path"]
 
-FLUSH_NS = flusher.FLUSH_NS   # set it there (this name is for reading)
 BATCH_EVENTS = 4096  # events ``write`` queues before it encodes them (a RunEnd: at once)
 
 
@@ -85,7 +84,7 @@ class JsonlWriter:
     ``write`` only queues the event (one ``deque.append``: the run's thread pays
     little more), and ``op_write`` is that ``append`` itself; the queue is
     encoded and written in batches — at every ``RunEnd``, by the helper thread
-    every open writer shares (``flusher``) at least every ``FLUSH_NS``, once
+    every open writer shares (``flusher``) at least every ``flusher.FLUSH_NS``, once
     ``BATCH_EVENTS`` events wait when ``write`` queues one, when the garbage
     collector starts a pass (encoded only), and on ``flush``/``close``. A batch is one
     call of msgspec's compiled encoder (see ``_encode``), with no Python code
@@ -165,13 +164,17 @@ class JsonlWriter:
         with self._lock:
             if self._f.closed:   # the helper thread, as the writer closes: nothing to do
                 return
-            self._encode_queued()
-            if self._encoded:
-                data = b"".join(self._encoded)
-                self._encoded.clear()
-                self._f.write(data)
+            self._write_queued()
             if to_os:
                 self._f.flush()
+
+    def _write_queued(self) -> None:
+        """Encode the queued events and write every encoded line (the lock held)."""
+        self._encode_queued()
+        if self._encoded:
+            data = b"".join(self._encoded)
+            self._encoded.clear()
+            self._f.write(data)
 
     def _encode_before_collection(self) -> None:
         """The collector starts a pass: the queued events are encoded first (their lines
@@ -300,11 +303,7 @@ class JsonlWriter:
         with self._lock:   # after a batch the helper thread may be writing
             if not self._f.closed:
                 try:
-                    self._encode_queued()
-                    if self._encoded:
-                        data = b"".join(self._encoded)
-                        self._encoded.clear()
-                        self._f.write(data)
+                    self._write_queued()
                 finally:
                     self._f.close()
         if self._error is not None:  # the helper thread's batch was not written
