@@ -30,6 +30,7 @@ from .trace.summary import PREVIEW_ITEMS, SAMPLE, ValueSummary, sample_bytes, su
 __all__ = ["Diagnostics", "mark", "TOLD"]
 
 _now = time.perf_counter_ns
+# a pending summary (``trace.pending``) is a plain tuple laid out as a summary: read by index
 _SHAPE, _SIZE, _NAN, _INF = (ValueSummary._fields.index(f)
                              for f in ("shape", "size", "nan", "inf"))
 TOLD = 10          # diagnostics of one kind per op and run: a map over 2,000 samples that
@@ -56,6 +57,15 @@ def _called_with(ins) -> str:
     return "; ".join(parts) if parts else "no inputs"
 
 
+def _shape_of(s) -> tuple:
+    return s[_SHAPE] if s.__class__ is tuple else s.shape
+
+
+def _get(s, i):
+    """Field ``i`` of a summary, pending (a tuple) or settled."""
+    return s[i] if s.__class__ is tuple else getattr(s, ValueSummary._fields[i])
+
+
 def _shape(shape) -> str:
     return "(" + ", ".join(map(str, shape)) + ("," if len(shape) == 1 else "") + ")"
 
@@ -75,17 +85,22 @@ class Diagnostics:
     def diagnose(self, op, run_id, ins, outs) -> None:
         """Written for speed (every call of every callback): the common case, one value in
         and one out, costs a few comparisons. Summaries are read by index (a named field
-        costs a generic attribute lookup, several times an index's)."""
+        costs a generic attribute lookup, several times an index's); a settled one is a
+        struct, read by name."""
         o = outs[0]
-        if o[_NAN] or o[_INF] or len(outs) > 1:
+        if o.__class__ is tuple:
+            bad, b = o[_NAN] or o[_INF], o[_SHAPE]
+        else:
+            bad, b = o.nan or o.inf, o.shape
+        if bad or len(outs) > 1:
             self._non_finite(op, run_id, ins, outs)
-        b = o[_SHAPE]
         if len(ins) == 1 and len(outs) == 1:
-            a = ins[0][_SHAPE]
+            i = ins[0]
+            a = i[_SHAPE] if i.__class__ is tuple else i.shape
             shapes = ((a,), (b,))
         else:
-            a = ins[0][_SHAPE] if ins else b
-            shapes = (tuple([s[_SHAPE] for s in ins]), tuple([s[_SHAPE] for s in outs]))
+            a = _shape_of(ins[0]) if ins else b
+            shapes = (tuple(map(_shape_of, ins)), tuple(map(_shape_of, outs)))
         if b != a and op.type in WATCHED_TYPES:
             self._rank(op, run_id, ins[0], o)
         memo = op.memo    # [run id, (input shapes, output shapes) of its first call on those]
@@ -94,7 +109,7 @@ class Diagnostics:
 
     def _non_finite(self, op, run_id, ins, outs) -> None:
         for i, s in enumerate(outs):
-            if s[_NAN] or s[_INF]:
+            if _get(s, _NAN) or _get(s, _INF):   # (a pending one holds neither)
                 ins = [settle(x) for x in ins]   # a pending input's counts: taken now
                 if not any(x.nan or x.inf for x in ins):
                     what = ", ".join(f"{n} {k}" for n, k in ((s.nan, "NaN"), (s.inf, "Inf")) if n)
@@ -117,8 +132,9 @@ class Diagnostics:
 
     def _rank(self, op, run_id, a, b) -> None:
         """As for our own ops: the same values in another rank than the input's."""
-        size, shape, before = a[_SIZE], b[_SHAPE], a[_SHAPE]   # by index: pending ones too
-        if b[_SIZE] == size and len(shape) != len(before) and size > 1:
+        size, before = _get(a, _SIZE), _get(a, _SHAPE)
+        shape = _get(b, _SHAPE)
+        if _get(b, _SIZE) == size and len(shape) != len(before) and size > 1:
             self._warn(op, run_id, "shape_change", f"op '{op.name}' ({op.type}) returned shape "
                        f"{_shape(shape)} for input shape {_shape(before)}: the same values "
                        f"in another rank, which broadcasting downstream can silently enlarge "

@@ -23,6 +23,8 @@ import threading
 import warnings
 from typing import NamedTuple
 
+from msgspec.structs import replace as _replace
+
 from .trace.summary import ROW_FIELDS, ValueSummary
 
 __all__ = ["RunStart", "OpStart", "OpEnd", "OpError", "RunEnd", "BreakpointHit", "Warning",
@@ -248,19 +250,23 @@ _VALUE = ROW_FIELDS   # a summary's ``value``: the field after its row's
 
 def without_values(event):
     """``event`` with no value copy in its summaries (capture="full" keeps them): the same
-    event when none has one. Built in C (no ``_replace``): the UI's bridge calls it for
-    every op end, on the program's threads. Summaries keep their class."""
+    event when none has one. Built without the event's ``_replace`` (Python code): the UI's
+    bridge calls it for every op end, on the program's threads."""
     stripped = None
     for i in _SUMMARY_AT[event.__class__]:
         if i < len(event):
             for s in event[i]:
-                if s[_VALUE] is not None:
+                if (s[_VALUE] if s.__class__ is tuple else s.value) is not None:
                     if stripped is None:
                         stripped = list(event)
-                    stripped[i] = tuple([_tuple_new(s.__class__, (*s[:_VALUE], None))
-                                         for s in event[i]])
+                    stripped[i] = tuple([_valueless(s) for s in event[i]])
                     break
     return event if stripped is None else _tuple_new(event.__class__, stripped)
+
+
+def _valueless(s):
+    """Summary ``s`` without its captured value (a plain tuple laid out as one, too)."""
+    return (*s[:_VALUE], None) if s.__class__ is tuple else _replace(s, value=None)
 
 
 def _tail_field(i: int):

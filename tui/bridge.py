@@ -290,7 +290,7 @@ class Bridge:
 
 def _value(s):
     """A summary's captured value; the array a pending summary holds (``trace.pending``)."""
-    return held_array(s) if s.__class__ is tuple else s[_VALUE]
+    return held_array(s) if s.__class__ is tuple else s.value
 
 
 def _as_call(kept) -> Call | None:

@@ -25,7 +25,6 @@ would have.
 from __future__ import annotations
 
 import json
-import operator
 import time
 
 import numpy as np
@@ -36,6 +35,7 @@ from ..runtime.records import BOTH, END, START
 from ..trace.bulk import paused_gc
 from ..trace.codec import event_from_row, event_to_row, strict_row
 from ..trace.lines import CANNOT_ENCODE, ROW_NAMES
+from ..trace.summary import jsonable
 from ..trace.pending import (DEFER_LIMIT, INPUTS_AT, OUTPUTS_AT, PREVIEW_AT, PendingOpEnd,
                              from_row, settled)
 from .wire import WireError, decoding
@@ -133,7 +133,7 @@ class Encoder:
                     recs.append(record)
 
 
-_SUMMARY_ROW = operator.attrgetter("row")   # orjson's ``default``: a summary's row
+_SUMMARY_ROW = jsonable   # orjson's ``default``: a summary's row fields, a NaN's string
 
 
 def _json(obj) -> bytes:

@@ -14,6 +14,7 @@ keeps them as they were when it started. An exact check of every element is
 """
 from __future__ import annotations
 
+import operator
 import threading
 import time
 
@@ -25,11 +26,12 @@ from ..trace.summary import EXACT_LIMIT, sample_bytes as _sample, summarize
 
 __all__ = ["input_marks", "inputs_after", "report_modified"]
 
-_STATS = slice(0, 8)   # shape .. inf of a ValueSummary: what must not change
+# shape .. inf of a ValueSummary: what must not change
+_STATS = operator.attrgetter("shape", "dtype", "size", "min", "max", "mean", "nan", "inf")
 
 
 def _differs(before, after) -> bool:
-    if before[_STATS] != after[_STATS]:
+    if _STATS(before) != _STATS(after):
         return not _same_nan_stats(before, after)
     b, a = before.value, after.value
     if b is not None and a is not None:
@@ -39,7 +41,7 @@ def _differs(before, after) -> bool:
 
 def _same_nan_stats(before, after) -> bool:
     # NaN != NaN: summaries of all-NaN arrays compare unequal although nothing changed
-    for x, y in zip(before[_STATS], after[_STATS]):
+    for x, y in zip(_STATS(before), _STATS(after)):
         if x != y and not (isinstance(x, float) and isinstance(y, float) and x != x and y != y):
             return False
     return True

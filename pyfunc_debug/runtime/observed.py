@@ -217,11 +217,9 @@ def _run_steps_events(items, vals, ctx) -> None:
             bus.failed(single_sub, e, exc)
         if level:   # after_op's diagnostics, only where one could fire (it costs a call)
             if len(out_sums) == 1:
-                # fields by position (0 shape, 6 nan, 7 inf): a NamedTuple's named fields
-                # are properties, a call each, on every op
                 o = out_sums[0]
-                fire = o[6] or o[7] or (typ in WATCHED_TYPES and in_sums and
-                                        o[0] != in_sums[0][0])
+                fire = o.nan or o.inf or (typ in WATCHED_TYPES and in_sums and
+                                          o.shape != in_sums[0].shape)
             else:
                 fire = out_sums and (typ in WATCHED_TYPES or any(s.nan or s.inf for s in out_sums))
             if fire:

@@ -18,8 +18,7 @@ from __future__ import annotations
 import math
 
 from ..events import EVENT_TYPES, OPTIONAL_TAIL, WORKER_EVENTS
-from .summary import (ROW_FIELDS, NonFinite, ValueSummary, json_number, non_finite_summary,
-                      summary_class)
+from .summary import ROW_FIELDS, NonFinite, ValueSummary, json_number, row_fields
 from .values import valid_key
 
 __all__ = ["event_to_row", "event_from_row", "schema", "schema_compatible", "strict_row",
@@ -40,8 +39,13 @@ def schema() -> dict:
     return d
 
 
+def _fields_of(s) -> tuple:
+    """A summary's row fields; a pending one's (a plain tuple, ``pending``) too."""
+    return s[:_N_SUMMARY] if s.__class__ is tuple else row_fields(s)
+
+
 def _summary_row(s, key):
-    return [*s[:_N_SUMMARY], key]   # key None: no captured value (null, as since version 3)
+    return [*_fields_of(s), key]   # key None: no captured value (null, as since version 3)
 
 
 def event_to_row(event, value_key=None) -> list:
@@ -51,7 +55,7 @@ def event_to_row(event, value_key=None) -> list:
     for pos in _SUMMARY_POS[name]:
         sums = row[pos]
         if value_key is None or all(s.value is None for s in sums):
-            row[pos] = [s[:_N_SUMMARY] + (None,) for s in sums]  # tuples: JSON arrays
+            row[pos] = [_fields_of(s) + (None,) for s in sums]  # tuples: JSON arrays
         else:
             field = event._fields[pos - 1]
             row[pos] = [_summary_row(s, value_key(event, field, i) if s.value is not None
@@ -172,15 +176,12 @@ def _summary_from(row, values, field):
         if values is not None:
             value = values.get(key)
     lo, hi, mean = _number(lo, "min"), _number(hi, "max"), _number(mean, "mean")
-    fields = (tuple(shape), dtype, size, lo, hi, mean, nan, inf, preview, approx, value)
-    if summary_class(lo, hi, mean) is ValueSummary:
-        return _new(ValueSummary, fields)   # every field given: the plain tuple constructor
-    return non_finite_summary(fields)
+    return ValueSummary(tuple(shape), dtype, size, lo, hi, mean, nan, inf, preview, approx, value)
 
 
 def summary_to_row(s) -> list:
     """A ``ValueSummary`` as a strict-JSON row (its value left out)."""
-    return strict_fields(s[:_N_SUMMARY])
+    return strict_fields(_fields_of(s))
 
 
 def summary_from_row(row, field: str = "value"):

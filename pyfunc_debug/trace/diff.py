@@ -122,7 +122,7 @@ def _inputs_key(e) -> str:
     make the same summary); a failed call (no inputs recorded) by its error's type."""
     if type(e) is OpError:
         return f"error {e.error_type}"
-    return repr([(tuple(s[0]), *s[1:9]) for s in e.inputs])   # a shape read back: a list
+    return repr([(tuple(s.shape), *s[1:9]) for s in e.inputs])   # a shape read back: a list
 
 
 def _inputs_text(e) -> str:

@@ -133,7 +133,7 @@ def held_bytes(events: list) -> int:
     for e in events:
         if e.__class__ is PendingOpEnd or e.__class__ is ev.OpEnd:
             for s in e[_INPUTS] + e[_OUTPUTS]:
-                v = s[_KEPT]   # a pending summary's hex, or a summary's captured value
+                v = s[_KEPT] if s.__class__ is tuple else s.value   # hex, or a captured value
                 if v is not None:
                     n += len(v) if v.__class__ is str else getattr(v, "nbytes", 64)
     return n

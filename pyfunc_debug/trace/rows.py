@@ -10,6 +10,8 @@ import each other.
 """
 from __future__ import annotations
 
+import operator
+
 from .. import events as ev
 from ..events import OpEnd, OpError, OpStart, RunEnd, RunStart, Warning
 from .bulk import paused_gc
@@ -24,6 +26,7 @@ STATUSES = ("ok", "error", "interrupted", "folded", "deduplicated", "unfinished"
 INT, FLOAT, STR = "int", "float", "str"   # what column_kind says
 _KINDS = {"run": INT, "thread": INT, "pid": INT, "start_ns": INT, "duration_ns": INT,
           "min": FLOAT, "max": FLOAT, "mean": FLOAT, "nan": INT, "inf": INT}
+_STATS = operator.attrgetter("dtype", "min", "max", "mean", "nan", "inf")   # a summary's, by name
 _INTERRUPTED = "interrupted by "   # how every interrupted op's OpError message begins
 
 
@@ -103,12 +106,12 @@ class _Rows:
                 _value_names("in", key[0]) + _value_names("out", key[1]), ())
         shapes = self.shapes
         for s in ins + outs:   # one dict at the end: cheaper than updating one per value
-            shape = shapes.get(s[0])
+            shape = shapes.get(s.shape)
             if shape is None:
                 if len(shapes) > 4096:   # many distinct shapes: forget the old ones
                     shapes.clear()
-                shape = shapes[s[0]] = str(s[0])
-            row += (shape, s[1], s[3], s[4], s[5], s[6], s[7])   # all but size and preview
+                shape = shapes[s.shape] = str(s.shape)
+            row += (shape, *_STATS(s))   # all but size and preview
         return dict(zip(names, row))
 
     def start_of(self, e):

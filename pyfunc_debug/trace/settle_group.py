@@ -73,8 +73,8 @@ def settle_group(items: list) -> list:
         previews = [(fmt % tuple(h))[:80] for h in heads]
     else:
         previews = [("[" + ", ".join(map(str, h)) + more)[:80] for h in heads]
-    new, summary = tuple.__new__, ValueSummary
-    out = [new(summary, (shape, name, size, lo, hi, mean, 0, 0, preview, False, None))
+    summary = ValueSummary
+    out = [summary(shape, name, size, lo, hi, mean, 0, 0, preview, False, None)
            for lo, hi, mean, preview in zip(los, his, means, previews)]
     if alone is not None and alone.any():
         for k in np.flatnonzero(alone).tolist():

@@ -26,21 +26,22 @@ element counts as NaN when either part is NaN, else as Inf when either part is
 ±Inf. No summary emits a numpy warning (a program may turn them into errors).
 
 A summary's ``row`` is its fields as a trace row (strict JSON: a NaN or Inf
-min/max/mean spelled as a string). Summaries holding such a float are made as
-``NonFiniteSummary``, and the float itself as ``NonFinite`` (a float subclass),
-so every other summary is encoded as it is, in C: a JSONL trace encodes
-thousands of them per batch, and hands only a ``NonFinite`` back to Python.
+min/max/mean spelled as a string). A summary holds such a float as ``NonFinite``
+(a float subclass; made so however the summary is made), so every summary is
+encoded as it is, in C: a JSONL trace encodes thousands of them per batch, and
+hands only a ``NonFinite`` back to Python.
 """
 from __future__ import annotations
 
 import math
 import operator
-from typing import NamedTuple
+from typing import ClassVar
+
+import msgspec
 
 import numpy as np
 
-__all__ = ["ValueSummary", "NonFiniteSummary", "NonFinite", "non_finite_summary", "summarize",
-           "summary_class", "json_number",
+__all__ = ["ValueSummary", "NonFinite", "non_finite", "jsonable", "summarize", "json_number", "row_fields",
            "sample_bytes", "EXACT_LIMIT", "ROW_FIELDS"]
 
 EXACT_LIMIT = 1 << 16
@@ -48,8 +49,18 @@ SAMPLE = 4096
 PREVIEW_ITEMS = 6
 
 
-class ValueSummary(NamedTuple):
-    """Plain-data description of one value; ``value`` holds a copy only at capture="full"."""
+class ValueSummary(msgspec.Struct, frozen=True, gc=False, array_like=True):
+    """Plain-data description of one value; ``value`` holds a copy only at capture="full".
+
+    A msgspec struct the garbage collector never tracks (``gc=False``: it holds
+    plain data, or a copied array, and is never part of a cycle): a trace keeps
+    one per op output, and a tracked one was walked by every collection while
+    the trace lived (measured: a third of an in-memory trace's cost an op).
+    It reads as the named tuple it was: ``s.min``, ``s[3]``, ``s[:3]``,
+    iteration, ``_fields``, ``_replace``, ``_asdict`` (not ``len``: a summary is
+    always true, at no cost); it compares equal to another summary of the same
+    fields (not to a plain tuple).
+    """
 
     shape: tuple
     dtype: str
@@ -63,6 +74,23 @@ class ValueSummary(NamedTuple):
     approx: bool = False
     value: object = None
 
+    _fields: ClassVar[tuple] = ()
+
+    def __post_init__(self):
+        # a NaN or Inf among min/max/mean is held as ``NonFinite`` (see the module
+        # docstring); the common case, all finite, is one sum
+        lo = self.min
+        if lo.__class__ is float:
+            try:
+                t = lo + self.max + self.mean
+                if t - t == 0.0:
+                    return
+            except TypeError:
+                pass
+        elif lo is None and self.max is None and self.mean is None:
+            return
+        _mark_non_finite(self)
+
     def short(self) -> str:
         """One line for logs: ``float32[3] min=.. max=.. mean=.. nan=1``."""
         dims = ",".join(str(d) for d in self.shape)
@@ -75,11 +103,41 @@ class ValueSummary(NamedTuple):
             text += f" inf={self.inf}"
         return text
 
+    @property
+    def row(self) -> list:
+        """The fields as a strict-JSON trace row (``value`` left out; a NaN or Inf
+        spelled as a string)."""
+        return [json_number(v) for v in _ROW(self)]
 
+    # -- the named tuple's ways, kept: code that read summaries so still does --------
+    def __getitem__(self, i):
+        return _ALL(self)[i]
+
+    def __iter__(self):
+        return iter(_ALL(self))
+
+    def _replace(self, **changes) -> "ValueSummary":
+        return _replace(self, **changes)
+
+    def _asdict(self) -> dict:
+        return dict(zip(self._fields, _ALL(self)))
+
+    @classmethod
+    def _make(cls, fields) -> "ValueSummary":
+        return cls(*fields)
+
+
+ValueSummary._fields = ValueSummary.__struct_fields__
 ROW_FIELDS = 10  # a summary's row: every field but ``value`` (stored apart from the event)
-# ``s.row``: a C slice, no Python frame (the JSONL writer's hot path)
-ValueSummary.row = property(operator.itemgetter(slice(0, ROW_FIELDS)),
-                            doc="The fields as a strict-JSON trace row (``value`` left out).")
+_ALL = operator.attrgetter(*ValueSummary._fields)           # every field, as a tuple (C)
+_ROW = operator.attrgetter(*ValueSummary._fields[:ROW_FIELDS])
+row_fields = _ROW   # ``row_fields(s)``: a summary's row fields as they are, a tuple (C)
+_replace = msgspec.structs.replace
+_force = msgspec.structs.force_setattr
+# ``jsonable(o)`` (C): what an encoder that knows neither a summary nor a ``NonFinite``
+# (orjson, as its ``default``) writes for one: a summary's row fields, a NaN's string
+jsonable = operator.attrgetter("_jsonable")
+ValueSummary._jsonable = property(_ROW)
 
 
 class NonFinite(float):
@@ -88,6 +146,10 @@ class NonFinite(float):
     us, as any type it does not know exactly) to spell it as a string (``json_number``)."""
 
     __slots__ = ()
+
+    @property
+    def _jsonable(self) -> str:
+        return json_number(self)
 
 
 _FLOATS = (float, NonFinite)
@@ -100,48 +162,17 @@ def json_number(v):
     return v
 
 
-class NonFiniteSummary(ValueSummary):
-    """A summary whose min, max or mean is NaN or ±Inf (an all-NaN array, a mean that
-    overflowed), held as ``NonFinite``; its ``row`` spells them as strings. Make one with
-    ``non_finite_summary`` (or ``ValueSummary(...)``, which picks the class)."""
-
-    __slots__ = ()
-
-    @property
-    def row(self) -> list:
-        return [json_number(v) for v in self[:ROW_FIELDS]]
+def _mark_non_finite(s) -> None:
+    """Hold ``s``'s NaN and ±Inf among min, max and mean as ``NonFinite``."""
+    for name in ("min", "max", "mean"):
+        v = getattr(s, name)
+        if v.__class__ is float and v - v != 0.0:
+            _force(s, name, NonFinite(v))
 
 
-def summary_class(lo, hi, mean):
-    """``ValueSummary``, or ``NonFiniteSummary`` when a float among these is not finite."""
-    for v in (lo, hi, mean):
-        if v.__class__ in _FLOATS and v - v != 0.0:
-            return NonFiniteSummary
-    return ValueSummary
-
-
-def non_finite_summary(fields) -> NonFiniteSummary:
-    """The ``NonFiniteSummary`` of ``fields`` (a summary's 11), its NaN and ±Inf among min,
-    max and mean made ``NonFinite``."""
-    marked = [NonFinite(v) if v.__class__ is float and v - v != 0.0 else v
-              for v in fields[3:6]]
-    return tuple.__new__(NonFiniteSummary, (*fields[:3], *marked, *fields[6:]))
-
-
-def _classified(make):
-    """``make`` (a constructor of ``ValueSummary``) returning a ``NonFiniteSummary`` when
-    the summary holds a NaN or Inf: so ``ValueSummary(...)`` and ``_replace`` keep ``row``
-    strict. (``summarize`` picks the class itself, building tuples directly.)"""
-    def checked(cls, *args, **kwargs):
-        s = make(cls, *args, **kwargs)
-        if cls is ValueSummary and summary_class(s[3], s[4], s[5]) is not ValueSummary:
-            return non_finite_summary(s)
-        return s
-    return checked
-
-
-ValueSummary.__new__ = _classified(ValueSummary.__new__)
-ValueSummary._make = classmethod(_classified(ValueSummary._make.__func__))
+def non_finite(s) -> bool:
+    """Whether summary ``s`` holds a NaN or ±Inf among its min, max and mean."""
+    return NonFinite in (s.min.__class__, s.max.__class__, s.mean.__class__)
 
 
 # "%.4g, %.4g, ..." for k items: one format operation instead of one per item
@@ -181,14 +212,13 @@ def _scalar_summary(value, name, capture_bytes):
     v = float(value)
     kept = value if capture_bytes else None
     if v != v:
-        return _new(ValueSummary, ((), name, 1, None, None, None, 1, 0, "nan", False, kept))
+        return ValueSummary((), name, 1, None, None, None, 1, 0, "nan", False, kept)
     if v == _INF or v == -_INF:
-        return _new(ValueSummary, ((), name, 1, None, None, None, 0, 1, str(v), False, kept))
+        return ValueSummary((), name, 1, None, None, None, 0, 1, str(v), False, kept)
     # "%.6g" % v: the f-string's format spec would be parsed on every call
-    return _new(ValueSummary, ((), name, 1, v, v, v, 0, 0, "%.6g" % v, False, kept))
+    return ValueSummary((), name, 1, v, v, v, 0, 0, "%.6g" % v, False, kept)
 
 
-_new = tuple.__new__  # all fields given: skip NamedTuple's Python-level __new__
 
 
 _INF = float("inf")
@@ -247,8 +277,8 @@ def _big_float32(arr, flat, kept, sample_out):
     sample = flat[::flat.size // SAMPLE].copy()  # gathered once, reduced in cache
     if sample_out is not None:
         sample_out.append(sample.tobytes())  # == sample_bytes(arr)
-    return _new(ValueSummary, (arr.shape, "float32", arr.size, float(_min(sample)),
-                               float(_max(sample)), mean, 0, 0, _preview(flat, "f"), True, kept))
+    return ValueSummary(arr.shape, "float32", arr.size, float(_min(sample)),
+                        float(_max(sample)), mean, 0, 0, _preview(flat, "f"), True, kept)
 
 
 def summarize(value, capture_bytes: int = 0, sample_out: list | None = None) -> ValueSummary:
@@ -268,8 +298,8 @@ def summarize(value, capture_bytes: int = 0, sample_out: list | None = None) -> 
     if name is not None:   # a numpy scalar, the common case in op chains: inline
         v = float(value)
         if v - v == 0.0:   # finite (NaN and ±Inf give NaN)
-            return _new(ValueSummary, ((), name, 1, v, v, v, 0, 0, "%.6g" % v, False,
-                                       value if capture_bytes else None))
+            return ValueSummary((), name, 1, v, v, v, 0, 0, "%.6g" % v, False,
+                                value if capture_bytes else None)
         return _scalar_summary(value, name, capture_bytes)
     if value is None:
         return ValueSummary((), "none", 0)
@@ -303,9 +333,8 @@ def summarize(value, capture_bytes: int = 0, sample_out: list | None = None) -> 
                 lo, hi = items[0], items[-1]
             else:
                 lo, hi = min(items), max(items)
-            return _new(ValueSummary, (arr.shape, _NAMES.get(dt) or dt.name, size,
-                                       float(lo), float(hi), total / size,
-                                       0, 0, preview, False, kept))
+            return ValueSummary(arr.shape, _NAMES.get(dt) or dt.name, size,
+                                float(lo), float(hi), total / size, 0, 0, preview, False, kept)
         else:
             lo, hi = float(_min(flat)), float(_max(flat))
         if lo - lo == 0.0 and hi - hi == 0.0:   # no NaN/Inf
@@ -314,12 +343,12 @@ def summarize(value, capture_bytes: int = 0, sample_out: list | None = None) -> 
             if size > EXACT_LIMIT:   # the mean of the strided sample, gathered in cache
                 sample = flat[::size // SAMPLE].copy()
                 mean = _sum(sample, lo, hi) / sample.size
-                fields = (arr.shape, name, size, lo, hi, mean, 0, 0, preview, True, kept)
+                approx = True
             else:
                 mean = _sum(flat, lo, hi) / size
-                fields = (arr.shape, name, size, lo, hi, mean, 0, 0, preview, False, kept)
-            return (_new(ValueSummary, fields) if mean - mean == 0.0 else
-                    non_finite_summary(fields))   # a mean that overflowed
+                approx = False
+            # (a mean that overflowed is held as NonFinite)
+            return ValueSummary(arr.shape, name, size, lo, hi, mean, 0, 0, preview, approx, kept)
         return _non_finite(arr, flat, kept)
     if size == 0:
         return ValueSummary(arr.shape, _dtype_name(arr), 0, preview="[]", value=kept)
@@ -345,7 +374,7 @@ def summarize(value, capture_bytes: int = 0, sample_out: list | None = None) -> 
             wide = None
         if wide is not None:
             s = summarize(wide)
-            return _new(s.__class__, (arr.shape, dt.name, size) + s[3:ROW_FIELDS] + (kept,))
+            return _replace(s, shape=arr.shape, dtype=dt.name, size=size, value=kept)
     # anything else numpy holds (datetime, records, ...): its min/max as text would mislead
     return ValueSummary(arr.shape, _dtype_name(arr), size,
                         preview=_preview(arr if arr.ndim == 0 else flat, "O"), value=kept)
