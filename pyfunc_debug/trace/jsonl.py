@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import collections
 import gc
+from itertools import repeat as _repeat, starmap as _starmap
 import json
 import operator
 import os
@@ -171,10 +172,9 @@ class JsonlWriter:
     def _write_queued(self) -> None:
         """Encode the queued events and write every encoded line (the lock held)."""
         self._encode_queued()
-        if self._encoded:
-            data = b"".join(self._encoded)
+        if self._encoded:   # each batch as it is (a join would copy them all once more)
+            self._f.writelines(self._encoded)
             self._encoded.clear()
-            self._f.write(data)
 
     def _encode_before_collection(self) -> None:
         """The collector starts a pass: the queued events are encoded first (their lines
@@ -198,7 +198,7 @@ class JsonlWriter:
         queue = self._queue
         n = len(queue)
         if n:  # popleft: events queued meanwhile (another thread) stay for the next batch
-            batch = [queue.popleft() for _ in range(n)]
+            batch = list(_starmap(queue.popleft, _repeat((), n)))   # n calls, in C
             types = list(map(type, batch))
             lines = self._encode(batch, types)
             self._encoded.append(lines)
