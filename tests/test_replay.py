@@ -56,7 +56,18 @@ def recorded(tmp_path_factory):
     (d / "prog.py").write_text(textwrap.dedent(PROGRAM))
     r = _cli(["trace", "-o", "t.jsonl", "--capture", "fault", "prog.py"], d)
     assert r.returncode == 1 and "KeyError: 2" in r.stderr, r.stderr
+    # the trace's last words say what was captured and how to replay it
+    assert ("captured the inputs of 2 faulty calls; re-run the first: pyfunc-debug replay "
+            "t.jsonl (all: pyfunc-debug replay t.jsonl --list)") in r.stderr
     return d
+
+
+def test_a_fault_trace_of_a_clean_program_says_there_is_nothing_to_replay(tmp_path):
+    (tmp_path / "ok.py").write_text("import numpy as np, pyfunc_debug as tf\n"
+                                    "y = tf.numpy_function(np.sinh, [np.float32(1)], tf.float32)\n")
+    r = _cli(["trace", "-o", "ok.jsonl", "--capture", "fault", "ok.py"], tmp_path)
+    assert r.returncode == 0, r.stderr
+    assert "no faulty call" in r.stderr and "nothing to replay" in r.stderr
 
 
 def test_replaying_a_recorded_error_reraises_it_at_the_same_line(recorded):

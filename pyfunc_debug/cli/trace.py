@@ -1,6 +1,7 @@
 """``pyfunc-debug trace``: run a program headless, recording every op to a file."""
 from __future__ import annotations
 
+import shlex
 import sys
 
 from ..framework_options import nothing_recorded
@@ -40,7 +41,19 @@ def cmd_trace(args) -> int:
     else:
         print(f"pyfunc-debug trace: wrote {_count(tr.event_count, 'event')} to {out}: "
               f"{nothing_recorded(opts)}", file=sys.stderr)
+    if tr.faults is not None:
+        print(_faults_line(tr.faults.count, out), file=sys.stderr)
     return status
+
+
+def _faults_line(count: int, out: str) -> str:
+    """What ``--capture fault`` kept, and the command that replays it."""
+    if not count:
+        return "pyfunc-debug trace: no faulty call (an exception, NaN/Inf, a wrong output, " \
+               "a diagnostic): nothing to replay"
+    return (f"pyfunc-debug trace: captured the inputs of {_count(count, 'faulty call')}; "
+            f"re-run the first: pyfunc-debug replay {shlex.quote(out)}"
+            + (f" (all: pyfunc-debug replay {shlex.quote(out)} --list)" if count > 1 else ""))
 
 
 def _count(n: int, noun: str) -> str:
