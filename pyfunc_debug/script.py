@@ -18,7 +18,7 @@ import sys
 import traceback
 from dataclasses import dataclass, field
 
-from .source_text import is_ours, relative_source
+from .source_text import is_ours, launcher_files, relative_source, without_frames_of
 
 __all__ = ["Program", "Outcome", "ProgramError", "parse_command", "check", "run_program",
            "abort_line"]
@@ -187,7 +187,8 @@ def _failure_outcome(e: BaseException, program: Program) -> Outcome:
         return Outcome(status, e, f"pyfunc-debug: run aborted (q in pdb){_user_line(quit_)}")
     tb = _from_program(e.__traceback__, program)
     text = "".join(traceback.format_exception(type(e), e, tb))
-    return Outcome(status, e, text.rstrip())
+    # a message that quotes the stack it was raised in (JAX's JaxRuntimeError): as run alone
+    return Outcome(status, e, without_frames_of(text, launcher_files()).rstrip())
 
 
 def abort_line(e: BaseException) -> str | None:

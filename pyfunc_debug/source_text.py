@@ -4,6 +4,11 @@
 "created at", pdb's stack, a traceback); the demo and the shipped examples are in the
 package but written as users write (``USER_LIKE``), so their lines are the user's.
 
+``launcher_files`` and ``without_frames_of``: under our command, the frames that
+launched the program (the console script, runpy) are not the program's either; a
+framework's error that quotes the whole stack in its message (JAX's
+``JaxRuntimeError``) is shown without them, as the program run by python alone.
+
 ``relative_source``: ``pyfunc-debug run script.py`` runs the script by its absolute
 path, as ``python script.py`` does (``__file__`` and ``co_filename`` absolute), so ops
 record absolute sources; screens show them relative when they lie below the
@@ -12,8 +17,11 @@ working directory, as typed.
 from __future__ import annotations
 
 import os
+import re
+import sys
 
-__all__ = ["relative_source", "is_ours", "PACKAGE_DIR", "USER_LIKE"]
+__all__ = ["relative_source", "is_ours", "PACKAGE_DIR", "USER_LIKE", "launcher_files",
+           "without_frames_of"]
 
 PACKAGE_DIR = os.path.dirname(os.path.abspath(__file__)) + os.sep
 # ours, written as users write (installed, the examples are pyfunc_debug/examples)
@@ -23,6 +31,34 @@ USER_LIKE = (PACKAGE_DIR + "demo.py", os.path.join(PACKAGE_DIR + "examples", "")
 def is_ours(filename: str) -> bool:
     """Whether ``filename`` (absolute, as ``co_filename`` is) is pyfunc-debug's own code."""
     return filename.startswith(PACKAGE_DIR) and not filename.startswith(USER_LIKE)
+
+
+def launcher_files() -> frozenset:
+    """Under our command (its frames on the stack now), the files of the frames that
+    launched the program and are not its own: runpy's, and the console script (or
+    ``python -m pyfunc_debug``'s runpy) that started the command. Else none."""
+    import runpy
+    frame, outermost, ours = sys._getframe(), None, False
+    cli = os.path.join(PACKAGE_DIR, "cli", "")
+    while frame is not None:
+        ours = ours or frame.f_code.co_filename.startswith(cli)
+        outermost, frame = frame, frame.f_back
+    if not ours:
+        return frozenset()
+    return frozenset({"<frozen runpy>", runpy.__file__, outermost.f_code.co_filename})
+
+
+# a stack entry as Python's tracebacks write it, and the source line that may follow it
+_FRAME_LINE = re.compile(r'^ *File "([^"]+)", line \d+, in .*\n(?: {4,}\S.*\n)?', re.M)
+
+
+def without_frames_of(text: str, files: frozenset) -> str:
+    """``text`` (a formatted traceback, a message quoting one) without its stack entries
+    in our files or ``files``."""
+    def keep(m):
+        name = m.group(1)
+        return "" if name in files or is_ours(os.path.abspath(name)) else m.group(0)
+    return _FRAME_LINE.sub(keep, text)
 
 
 def relative_source(source: str) -> str:

@@ -41,7 +41,7 @@ from tensorflow.python.util import tf_stack
 
 from .debug.external import ExternalOp
 from .external_calls import CallbackRun, Closing, without_our_frames
-from .source_text import PACKAGE_DIR, USER_LIKE, is_ours
+from .source_text import PACKAGE_DIR, USER_LIKE, is_ours, launcher_files
 
 __all__ = ["instrument", "uninstrument", "Instrumentation", "result_error"]
 
@@ -268,21 +268,6 @@ def _our_files() -> frozenset:
                      if name.endswith(".py") and is_ours(path := os.path.join(folder, name)))
 
 
-def _launcher_files() -> frozenset:
-    """Under our command (its frames on the stack now), the files of the frames that
-    launched the program and are not its own: runpy's, and the console script (or
-    ``python -m pyfunc_debug``'s runpy) that started the command. Else none."""
-    import runpy
-    frame, outermost, ours = sys._getframe(), None, False
-    while frame is not None:
-        ours = ours or frame.f_code.co_filename.startswith(
-            os.path.join(PACKAGE_DIR, "cli", ""))
-        outermost, frame = frame, frame.f_back
-    if not ours:
-        return frozenset()
-    return frozenset({"<frozen runpy>", runpy.__file__, outermost.f_code.co_filename})
-
-
 class _NotTheProgram(tf_stack.StackTraceFilter):
     """TF's stack filter for an op's creation stack: our frames and the launcher's
     (``Instrumentation`` sets ``files`` once installed)."""
@@ -304,7 +289,7 @@ class Instrumentation(Closing):
         self._saved = None
 
     def _install(self) -> None:
-        _NotTheProgram.files = _our_files() | _launcher_files()
+        _NotTheProgram.files = _our_files() | launcher_files()
         self._saved = (script_ops._internal_py_func, script_ops.py_func_common)
         internal_py_func, py_func_common = self._saved
         me = self
