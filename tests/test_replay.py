@@ -165,3 +165,18 @@ def test_a_wrong_dtype_call_replays_in_process_as_still_faulty(tmp_path, capsys)
                      r"test_fault_capture:wrong_dtype", out)   # run ids count per process
     assert "still faulty: the result fails the op's output check (0-th value returned by " \
            "wrong_dtype is float64, but expects float32)" in out
+
+
+def test_the_comparison_fits_the_width_it_is_given(recorded):
+    """The view's ``r`` shows replay's table in its event log: replay fits the width in
+    ``COLUMNS`` (as a terminal's), a cut cell ending in "…", never a number cut silently."""
+    env = dict(os.environ, PYTHONPATH=ROOT, PYTHONWARNINGS="ignore", COLUMNS="52")
+    r = subprocess.run([sys.executable, "-m", "pyfunc_debug", "replay", "t.jsonl", "--op",
+                        "shift"], cwd=recorded, env=env, capture_output=True, text=True,
+                       timeout=120)
+    table = r.stdout[r.stdout.index("output:"):].splitlines()[1:9]
+    assert [ln.split()[0] for ln in table[1:]] == ["shape", "dtype", "min", "max", "mean",
+                                                   "nan", "inf"]
+    assert all(len(ln) <= 52 for ln in table), table
+    mean = table[5].split()
+    assert len(mean) == 3 and all(not v.endswith("…") for v in mean[1:]), mean

@@ -10,6 +10,7 @@ call in the run at the cursor (or its latest one before it).
 """
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 
@@ -109,13 +110,17 @@ def rerun(app) -> None:
         app.notify(why)
         return
     app.notify(f"re-running op '{argv[6]}' of run {argv[8]}…", timeout=3)
-    app.run_worker(lambda: _rerun(app, argv), thread=True, exclusive=True, group="rerun")
+    from .widgets.event_log import EventLog
+    columns = app.query_one(EventLog).scrollable_content_region.width   # the table fits
+    app.run_worker(lambda: _rerun(app, argv, columns), thread=True, exclusive=True,
+                   group="rerun")
 
 
-def _rerun(app, argv) -> None:
+def _rerun(app, argv, columns: int) -> None:
     try:
+        env = dict(os.environ, COLUMNS=str(max(columns, 40)))
         done = subprocess.run(argv, capture_output=True, text=True, timeout=600,
-                              stdin=subprocess.DEVNULL)
+                              stdin=subprocess.DEVNULL, env=env)
         lines = [ln for ln in (done.stdout + done.stderr).splitlines() if ln.strip()]
         verdict = next((ln for ln in reversed(done.stdout.splitlines()) if ln.strip()),
                        lines[-1] if lines else f"replay exited with status {done.returncode}")

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import math
 import os
+import shutil
 import sys
 from dataclasses import dataclass, field, replace
 
@@ -372,12 +373,17 @@ def _cell(s: ValueSummary | None, name: str, event, absent: str) -> str:
     return str(v)
 
 
-def _side_by_side(sa, sb, events, absent, tolerances=(1e-5, 1e-8)) -> list:
+def _side_by_side(sa, sb, events, absent, tolerances=(1e-5, 1e-8), columns=None) -> list:
     """Rows of both sides; ``*`` marks a row that differs — min, max and mean only beyond
-    the tolerances (``diff --rtol/--atol``), as the comparison itself decides."""
+    the tolerances (``diff --rtol/--atol``), as the comparison itself decides. ``columns``:
+    the width to fit (a cell cut to fit ends in "…"); default, the terminal's."""
     if sa is None and sb is None and events == (None, None):
         return []
+    if columns is None:   # COLUMNS first (a pipe to the UI sets it), then the terminal
+        columns = shutil.get_terminal_size((120, 24)).columns
+    room = max(24, columns - 10)   # after the marker and the row's name
     width = max(24, min(48, max(len(_cell(sa, n, events[0], absent)) for n in _ROWS) + 2))
+    width = max(12, min(width, room // 2))
     out = [f"  {'':8}{'A':<{width}}B"]
     for name in _ROWS:
         ca, cb = _cell(sa, name, events[0], absent), _cell(sb, name, events[1], absent)
@@ -385,10 +391,14 @@ def _side_by_side(sa, sb, events, absent, tolerances=(1e-5, 1e-8)) -> list:
         if not same and name in _NUMERIC and sa is not None and sb is not None:
             x, y = getattr(sa, name), getattr(sb, name)
             same = isinstance(x, float) and isinstance(y, float) and _close(x, y, *tolerances)
-        if len(ca) > width - 2:   # cut: say so, as B's column does (its preview's "…")
-            ca = ca[:width - 3] + "…"
-        out.append(f"{' ' if same else '*'} {name:8}{ca:<{width}}{cb[:60]}")
+        out.append(f"{' ' if same else '*'} {name:8}{_fit(ca, width - 2):<{width}}"
+                   f"{_fit(cb, min(60, room - width))}")
     return out
+
+
+def _fit(text: str, n: int) -> str:
+    """``text`` in ``n`` characters: cut, it ends in "…" (never a number cut silently)."""
+    return text if len(text) <= n else text[:n - 1] + "…"
 
 
 def _capture(events) -> str | None:
