@@ -752,6 +752,9 @@ def test_a_pause_after_a_framework_call_describes_that_call_not_a_later_one():
     header = Inspector._header(None, model.rows[op], pause, lambda p: p, True).plain
     assert "100.0µs" in header and "36.0µs" not in header
     assert "in 0 = [0, -1, -2]" in header and "[0, -2, -4]" not in header
+    # which call that is: the paused one (it said "latest of 2 calls": the other's)
+    first = header.splitlines()[0]
+    assert "shown: the paused call, of 2" in first and "latest" not in first
 
 
 def test_the_value_grid_says_where_the_first_nan_is():

@@ -207,6 +207,8 @@ class Inspector(VerticalScroll, can_focus=True):
                                     (row.duration_ns, row.waited_ns, row.under_pdb))))
         if _ended_call(row, pause):   # a newer call runs: below is the latest that ended
             text.append(f"  · shown: latest of {row.calls:,} ended")
+        elif here is not None and row.calls > 1:   # other threads' calls may have ended since
+            text.append(f"  · shown: the paused call, of {row.calls:,}")
         elif row.calls > 1:   # a framework's op: what is shown below is one call of many
             text.append(f"  · latest of {row.calls:,} calls")
         hints = set()
