@@ -84,9 +84,8 @@ class Diagnostics:
 
     def diagnose(self, op, run_id, ins, outs) -> None:
         """Written for speed (every call of every callback): the common case, one value in
-        and one out, costs a few comparisons. Summaries are read by index (a named field
-        costs a generic attribute lookup, several times an index's); a settled one is a
-        struct, read by name."""
+        and one out, costs a few comparisons. A pending summary (a plain tuple) is read by
+        index, a settled one (a struct, whose fields are slots) by name."""
         o = outs[0]
         if o.__class__ is tuple:
             bad, b = o[_NAN] or o[_INF], o[_SHAPE]

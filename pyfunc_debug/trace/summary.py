@@ -38,11 +38,10 @@ import operator
 from typing import ClassVar
 
 import msgspec
-
 import numpy as np
 
-__all__ = ["ValueSummary", "NonFinite", "non_finite", "jsonable", "summarize", "json_number", "row_fields",
-           "sample_bytes", "EXACT_LIMIT", "ROW_FIELDS"]
+__all__ = ["ValueSummary", "NonFinite", "non_finite", "jsonable", "summarize", "json_number",
+           "row_fields", "sample_bytes", "EXACT_LIMIT", "ROW_FIELDS"]
 
 EXACT_LIMIT = 1 << 16
 SAMPLE = 4096
