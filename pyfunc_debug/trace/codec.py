@@ -93,6 +93,7 @@ _NONE = type(None)
 _SIMPLE = {"int": (int,), "int?": (int, _NONE), "str": (str,), "str?": (str, _NONE),
            "bool": (bool,)}
 _NUMBER = (int, float, _NONE)
+_INT_MIN, _INT_MAX = -(1 << 63), (1 << 64) - 1   # what a 64-bit field holds, signed or not
 _NONFINITE = {"nan": NonFinite(math.nan), "inf": NonFinite(math.inf), "-inf": NonFinite(-math.inf)}
 # Rows may end before the optional worker/pid tail (a local event, an older trace):
 # per (event type, row length), (position, field, allowed types) of the simple fields
@@ -108,7 +109,9 @@ for _name, _cls in EVENT_TYPES.items():
             tuple((i, f, _SIMPLE[FIELD_KINDS[f]]) for i, f in enumerate(_cls._fields[:_n])
                   if FIELD_KINDS[f] in _SIMPLE),
             tuple((i, f, FIELD_KINDS[f]) for i, f in enumerate(_cls._fields[:_n])
-                  if FIELD_KINDS[f] not in _SIMPLE))
+                  if FIELD_KINDS[f] not in _SIMPLE),
+            tuple((i, f) for i, f in enumerate(_cls._fields[:_n])
+                  if FIELD_KINDS[f] in ("int", "int?")))
 
 
 def schema_compatible(rows) -> bool:
@@ -148,6 +151,12 @@ def _pairs(v, field):
 
 
 def _number(v, field):
+    if type(v) is int:   # a summary's statistics are floats (an int that none can hold: bad)
+        try:
+            return float(v)
+        except OverflowError:
+            raise ValueError(f"summary field {field!r} is an integer too large for a "
+                             f"number, {str(v)[:20]}…") from None
     if type(v) in _NUMBER:
         return v
     if type(v) is str and v in _NONFINITE:
@@ -214,11 +223,16 @@ def event_from_row(row, values=None):
     if checks is None:
         raise ValueError(f"{name} row has {len(row) - 1} fields, expected "
                          f"{full if base == full else f'{base} or {full}'}")
-    simple, other = checks
+    simple, other, ints = checks
     for i, field, types in simple:
         if type(fields[i]) not in types:
             raise ValueError(f"{name} field {field!r} is {_type_name(fields[i])} "
                              f"{str(fields[i])[:40]}, expected {'/'.join(t.__name__ for t in types)}")
+    for i, field in ints:   # clocks, ids, counts: a 64-bit integer (a bigger one breaks sums)
+        v = fields[i]
+        if v is not None and not _INT_MIN <= v <= _INT_MAX:
+            raise ValueError(f"{name} field {field!r} is an integer out of range, "
+                             f"{str(v)[:20]}…")
     for i, field, kind in other:
         v = fields[i]
         if kind == "sums":

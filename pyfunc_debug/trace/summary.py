@@ -84,7 +84,7 @@ class ValueSummary(msgspec.Struct, frozen=True, gc=False, array_like=True):
                 t = lo + self.max + self.mean
                 if t - t == 0.0:
                     return
-            except TypeError:
+            except (TypeError, OverflowError):   # made by hand: None or a huge int among them
                 pass
         elif lo is None and self.max is None and self.mean is None:
             return
