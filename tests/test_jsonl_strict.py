@@ -129,10 +129,10 @@ def test_bare_nan_from_older_writers_still_loads(tmp_path):
     (["Nope", 1], "unknown event row"),
     ({"a": 1}, "unknown event row"),
     (["OpStart", 1, 1], "fields, expected"),
-    # integers no 64-bit field holds: they loaded, then broke a summary, a sum or an export
+    # integers no float holds: they loaded, then broke a summary, a sum or an export
     (_op_end(max=10 ** 400), "'max' is an integer too large"),
-    (_op_end()[:8] + [10 ** 30] + _op_end()[9:], "'duration_ns' is an integer out of range"),
-    (["OpStart", 1, 1, -(10 ** 30), 7, "op", "PyFunc", None, "", []], "'t_ns' is an integer out"),
+    (_op_end()[:8] + [10 ** 400] + _op_end()[9:], "'duration_ns' is an integer too large"),
+    (["OpStart", 1, 1, -(10 ** 400), 7, "op", "PyFunc", None, "", []], "'t_ns' is an integer too"),
 ])
 def test_wrong_field_types_name_the_line(tmp_path, row, what):
     path = tmp_path / "bad.jsonl"

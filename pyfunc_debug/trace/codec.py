@@ -93,7 +93,7 @@ _NONE = type(None)
 _SIMPLE = {"int": (int,), "int?": (int, _NONE), "str": (str,), "str?": (str, _NONE),
            "bool": (bool,)}
 _NUMBER = (int, float, _NONE)
-_INT_MIN, _INT_MAX = -(1 << 63), (1 << 64) - 1   # what a 64-bit field holds, signed or not
+_INT_MIN, _INT_MAX = -(1 << 1000), 1 << 1000   # past these an integer has no float: it breaks
 _NONFINITE = {"nan": NonFinite(math.nan), "inf": NonFinite(math.inf), "-inf": NonFinite(-math.inf)}
 # Rows may end before the optional worker/pid tail (a local event, an older trace):
 # per (event type, row length), (position, field, allowed types) of the simple fields
@@ -228,10 +228,10 @@ def event_from_row(row, values=None):
         if type(fields[i]) not in types:
             raise ValueError(f"{name} field {field!r} is {_type_name(fields[i])} "
                              f"{str(fields[i])[:40]}, expected {'/'.join(t.__name__ for t in types)}")
-    for i, field in ints:   # clocks, ids, counts: a 64-bit integer (a bigger one breaks sums)
+    for i, field in ints:   # clocks, ids, counts: times and sums divide them as floats
         v = fields[i]
         if v is not None and not _INT_MIN <= v <= _INT_MAX:
-            raise ValueError(f"{name} field {field!r} is an integer out of range, "
+            raise ValueError(f"{name} field {field!r} is an integer too large for a number, "
                              f"{str(v)[:20]}…")
     for i, field, kind in other:
         v = fields[i]
