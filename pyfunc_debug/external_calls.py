@@ -45,17 +45,11 @@ _now = time.perf_counter_ns
 _new = tuple.__new__   # events built without NamedTuple's Python-level __new__
 _ndarray = np.ndarray
 _runs: list = []   # every CallbackRun made, for abort_of
-_busy: dict = {}   # thread id -> observed callbacks it is in (see ``settle``)
-_last_call = [0.0]   # time.monotonic() when an observed callback last returned
-
-
-def _calling(tid: int, step: int) -> None:
-    n = _busy.get(tid, 0) + step   # each thread changes its own key alone
-    if n:
-        _busy[tid] = n
-    else:   # its last call returned
-        _busy.pop(tid, None)
-        _last_call[0] = time.monotonic()
+# thread id -> observed callbacks it is in, each thread changing its own key alone; and
+# time.monotonic() when the last of a thread's returned (see ``settle``)
+_busy: dict = {}
+_last_call = [0.0]
+_monotonic = time.monotonic
 
 
 def settle(quiet: float = 0.05, limit: float = 1.0) -> None:
@@ -243,16 +237,22 @@ class CallbackRun:
         if not dbgs and not bus.subs:
             return func(*args)       # the fast path: nobody looks
         tid = threading.get_ident()
-        _calling(tid, 1)
+        busy = _busy
+        busy[tid] = busy.get(tid, 0) + 1
         try:
             defer = None if dbgs else bus.defer
             if defer is not None:    # a summary .jsonl trace alone: summaries later
-                return self._deferred(op, func, args, defer)
-            return self._observed(op, func, args, dbgs, bus)
+                return self._deferred(op, func, args, defer, tid)
+            return self._observed(op, func, args, dbgs, bus, tid)
         finally:
-            _calling(tid, -1)
+            n = busy[tid] - 1
+            if n:   # a call within a call (a py_function's eager ops)
+                busy[tid] = n
+            else:
+                del busy[tid]
+                _last_call[0] = _monotonic()
 
-    def _deferred(self, op, func, args, sink):
+    def _deferred(self, op, func, args, sink, tid):
         """``_observed`` for a summary trace that takes small arrays' summaries later, when
         it is read (``trace.pending``), with no debugger attached: the events go to that
         sink alone (only its readers settle them); diagnostics run now, from what
@@ -260,7 +260,6 @@ class CallbackRun:
         run_id = self._begin()
         inputs = [a if a.__class__ is _ndarray else as_numpy(a) for a in args]
         ins, marks = _summarized(inputs, 0, later=True)
-        tid = threading.get_ident()
         if ev.fault_capture:   # capture="fault" (trace.faults)
             ev.held_calls[tid] = (op, inputs, func, self.kind)
         if tid not in ev.thread_names:
@@ -290,7 +289,7 @@ class CallbackRun:
             self.diagnostics.written(op, run_id, ins, inputs, marks, 0)
         return result
 
-    def _observed(self, op, func, args, dbgs, bus):
+    def _observed(self, op, func, args, dbgs, bus, tid):
         """Written for speed (every call of every callback, when someone records): arrays
         taken as they are, the one subscriber called directly with events built in C
         (as the engine's run loop does), summaries mapped without a Python frame. A
@@ -319,7 +318,6 @@ class CallbackRun:
                 marks = None
         else:
             ins, marks = (), None
-        tid = threading.get_ident()
         if ev.fault_capture and inputs is not None:   # capture="fault" (trace.faults)
             ev.held_calls[tid] = (op, inputs, func, self.kind)
         if tid not in ev.thread_names:

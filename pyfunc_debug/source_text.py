@@ -4,6 +4,9 @@
 "created at", pdb's stack, a traceback); the demo and the shipped examples are in the
 package but written as users write (``USER_LIKE``), so their lines are the user's.
 
+``is_users``: the user's own code, neither ours nor a library's (the standard
+library, an installed package): where an error's line of the user's is looked for.
+
 ``launcher_files`` and ``without_frames_of``: under our command, the frames that
 launched the program (the console script, runpy) are not the program's either; a
 framework's error that quotes the whole stack in its message (JAX's
@@ -19,9 +22,10 @@ from __future__ import annotations
 import os
 import re
 import sys
+import sysconfig
 
-__all__ = ["relative_source", "is_ours", "PACKAGE_DIR", "USER_LIKE", "launcher_files",
-           "without_frames_of"]
+__all__ = ["relative_source", "is_ours", "is_users", "PACKAGE_DIR", "USER_LIKE",
+           "launcher_files", "without_frames_of"]
 
 PACKAGE_DIR = os.path.dirname(os.path.abspath(__file__)) + os.sep
 # ours, written as users write (installed, the examples are pyfunc_debug/examples)
@@ -31,6 +35,20 @@ USER_LIKE = (PACKAGE_DIR + "demo.py", os.path.join(PACKAGE_DIR + "examples", "")
 def is_ours(filename: str) -> bool:
     """Whether ``filename`` (absolute, as ``co_filename`` is) is pyfunc-debug's own code."""
     return filename.startswith(PACKAGE_DIR) and not filename.startswith(USER_LIKE)
+
+
+_LIBRARY = (sysconfig.get_path("stdlib") + os.sep, "<frozen")
+_INSTALLED = (os.sep + "site-packages" + os.sep, os.sep + "dist-packages" + os.sep)
+
+
+def is_users(filename: str) -> bool:
+    """Whether ``filename`` (absolute) is the user's own code: not ours (the demo and the
+    examples are the user's), not the standard library's, not an installed package's."""
+    if filename.startswith(USER_LIKE):
+        return True
+    if filename.startswith(PACKAGE_DIR) or filename.startswith(_LIBRARY):
+        return False
+    return not any(part in filename for part in _INSTALLED)
 
 
 def launcher_files() -> frozenset:

@@ -79,3 +79,23 @@ def run_benchmark(script: str, *args: str, timeout: float = 300):
     assert result.returncode == 0, result.stdout + result.stderr
     assert "Traceback" not in result.stderr, result.stderr
     return result
+
+
+def quoted_alone_and_traced(folder, program: str, flag: str, start: str, end: str,
+                            env: dict | None = None) -> tuple:
+    """The stderr text from ``start`` to ``end`` when ``program`` (written to
+    ``folder/prog.py``) runs as ``python prog.py``, then as ``pyfunc-debug trace FLAG``:
+    what a framework's error quotes, which must read the same under our command."""
+    import os
+    import subprocess
+    import sys
+    (folder / "prog.py").write_text(program)
+    env = dict(os.environ, PYTHONWARNINGS="ignore", **(env or {}))
+
+    def quoted(*command) -> str:
+        r = subprocess.run([sys.executable, *command], cwd=folder, env=env,
+                           capture_output=True, text=True, timeout=300)
+        text = r.stderr[r.stderr.index(start):]
+        return text[:text.index(end)]
+    return (quoted("prog.py"),
+            quoted("-m", "pyfunc_debug", "trace", flag, "-o", "t.jsonl", "prog.py"))

@@ -239,23 +239,16 @@ def test_under_the_trace_command_jaxs_error_quotes_the_programs_stack_only(tmp_p
     frame, walked by JAX's C++): under ``pyfunc-debug trace --jax`` that named the
     command's frames, runpy's and our adapter's. The program's report reads as the
     program run by python alone."""
-    import subprocess
-    (tmp_path / "prog.py").write_text(
+    from programs import quoted_alone_and_traced
+    plain, ours = quoted_alone_and_traced(
+        tmp_path,
         "import jax, jax.numpy as jnp\n"
         "def bad(x):\n"
         "    return {0: 1.0}[int(x[0])] + x\n"
         "@jax.jit\n"
         "def f(x):\n"
         "    return jax.pure_callback(bad, jax.ShapeDtypeStruct((3,), jnp.float32), x)\n"
-        "f(jnp.arange(3, dtype=jnp.float32) + 2)\n")
-    env = dict(os.environ, PYTHONWARNINGS="ignore")
-
-    def quoted(*command) -> str:
-        r = subprocess.run([sys.executable, *command], cwd=tmp_path, env=env,
-                           capture_output=True, text=True, timeout=300)
-        text = r.stderr[r.stderr.index("CpuCallback error calling callback"):]
-        return text[:text.index("KeyError: 2")]
-
-    plain = quoted("prog.py")
+        "f(jnp.arange(3, dtype=jnp.float32) + 2)\n",
+        "--jax", "CpuCallback error calling callback", "KeyError: 2")
     assert 'prog.py", line 7, in <module>' in plain and 'prog.py", line 3, in bad' in plain
-    assert quoted("-m", "pyfunc_debug", "trace", "--jax", "-o", "t.jsonl", "prog.py") == plain
+    assert ours == plain

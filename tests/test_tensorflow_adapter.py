@@ -491,23 +491,17 @@ def test_under_the_trace_command_tfs_defined_at_names_the_programs_frames_only(t
     """TF's error quotes where the failing op was made ("defined at"): under
     ``pyfunc-debug trace --tf`` it listed the command's frames and runpy's before the
     program's. It reads as the program run by python alone."""
-    import subprocess
-    (tmp_path / "prog.py").write_text(
+    from programs import quoted_alone_and_traced
+    plain, ours = quoted_alone_and_traced(
+        tmp_path,
         "import tensorflow as tf\n"
         "def f(x):\n"
         "    raise ValueError('boom')\n"
         "@tf.function\n"
         "def g(x):\n"
         "    return tf.py_function(f, [x], tf.float32)\n"
-        "g(tf.constant(1.0))\n")
-    env = dict(os.environ, PYTHONWARNINGS="ignore", TF_CPP_MIN_LOG_LEVEL="3")
-
-    def defined_at(*command) -> str:
-        r = subprocess.run([sys.executable, *command], cwd=tmp_path, env=env,
-                           capture_output=True, text=True, timeout=300)
-        text = r.stderr[r.stderr.index("defined at (most recent call last):"):]
-        return text[:text.index("ValueError")]
-
-    plain = defined_at("prog.py")
+        "g(tf.constant(1.0))\n",
+        "--tf", "defined at (most recent call last):", "ValueError",
+        env={"TF_CPP_MIN_LOG_LEVEL": "3"})
     assert 'prog.py", line 7, in <module>' in plain
-    assert defined_at("-m", "pyfunc_debug", "trace", "--tf", "-o", "t.jsonl", "prog.py") == plain
+    assert ours == plain

@@ -8,19 +8,16 @@ from __future__ import annotations
 
 import os
 import re
-import sysconfig
 import traceback
 from typing import NamedTuple
 
-from pyfunc_debug.source_text import PACKAGE_DIR, USER_LIKE, is_ours
+from pyfunc_debug.source_text import is_ours, is_users
 from pyfunc_debug.trace.failures import original_line
 
 __all__ = ["UserError", "user_error", "error_text"]
 
 _FRAME = re.compile(r'^\s*File "(?P<file>[^"]+)", line (?P<line>\d+), in (?P<func>\S+)\s*$')
-_HERE = os.path.dirname(os.path.abspath(__file__)) + os.sep          # the UI itself
-_STDLIB = sysconfig.get_path("stdlib") + os.sep
-_INSTALLED = (os.sep + "site-packages" + os.sep, os.sep + "dist-packages" + os.sep)
+_HERE = os.path.dirname(os.path.abspath(__file__)) + os.sep   # the UI (from a clone: tui/)
 
 
 class UserError(NamedTuple):
@@ -78,11 +75,7 @@ def _is_users(path: str) -> bool:
     if path.startswith("<"):
         return False
     path = os.path.abspath(path)
-    if path.startswith(USER_LIKE):
-        return True
-    if path.startswith((PACKAGE_DIR, _HERE, _STDLIB)):
-        return False
-    return not any(part in path for part in _INSTALLED)
+    return not path.startswith(_HERE) and is_users(path)
 
 
 def _short(path: str) -> str:

@@ -23,7 +23,7 @@ import sysconfig
 import threading
 
 from ..errors import CancelledError
-from ..source_text import USER_LIKE, is_ours
+from ..source_text import is_ours, is_users
 from .pdb_choice import is_pdbpp, pdb_class, take_note
 
 __all__ = ["PdbRunner", "PdbQuit", "make_pdb", "keeping_frame", "NOTHING"]
@@ -70,9 +70,7 @@ def _keep_frame(frame, event, arg):
         sys.setprofile(None)
 
 
-_STDLIB = sysconfig.get_path("stdlib") + os.sep
-_INSTALLED = (os.sep + "site-packages" + os.sep, os.sep + "dist-packages" + os.sep)
-_RUNPY = ("<frozen runpy>", os.path.join(_STDLIB, "runpy.py"))
+_RUNPY = ("<frozen runpy>", os.path.join(sysconfig.get_path("stdlib"), "runpy.py"))
 
 
 def _script_start(stack) -> int:
@@ -94,13 +92,8 @@ def _user_frame(tb):
     library's such as numpy, nor the standard library's), else None."""
     found = None
     while tb is not None:
-        f = tb.tb_frame
-        name = f.f_code.co_filename
-        ours = is_ours(name)
-        library = not name.startswith(USER_LIKE) and (   # installed, the examples are too
-            name.startswith((_STDLIB, "<frozen")) or any(p in name for p in _INSTALLED))
-        if not (ours or library):
-            found = f
+        if is_users(tb.tb_frame.f_code.co_filename):
+            found = tb.tb_frame
         tb = tb.tb_next
     return found
 

@@ -22,12 +22,12 @@ from __future__ import annotations
 
 import collections
 import gc
-from itertools import repeat as _repeat, starmap as _starmap
 import json
 import operator
 import os
 import threading
 import time
+from itertools import repeat as _repeat, starmap as _starmap
 
 from .. import events as ev
 from ..events import RunEnd
